@@ -1,0 +1,93 @@
+import type { Db } from './pool.js';
+
+export type Availability = { sku: string; available: number; soldOut: boolean; updatedAt: Date };
+export type Product = { sku: string; name: string; priceAmount: number; currency: string; availability: Availability };
+
+const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.available, i.updated_at`;
+type ProductRow = { sku: string; name: string; price_amount: number; currency: string; available: number; updated_at: Date };
+
+function toProduct(r: ProductRow): Product {
+  return {
+    sku: r.sku,
+    name: r.name,
+    priceAmount: r.price_amount,
+    currency: r.currency.trim(),
+    availability: toAvailability(r),
+  };
+}
+
+function toAvailability(r: { sku: string; available: number; updated_at: Date }): Availability {
+  return { sku: r.sku, available: r.available, soldOut: r.available === 0, updatedAt: r.updated_at };
+}
+
+/** Products with their current availability, in the order asked; missing SKUs come back as null. */
+export async function findProducts(db: Db, skus: string[]): Promise<(Product | null)[]> {
+  if (skus.length === 0) return [];
+  const { rows } = await db.query<ProductRow>(
+    `SELECT ${PRODUCT_COLUMNS} FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = ANY ($1::text[])`,
+    [skus],
+  );
+  const bySku = new Map(rows.map((r) => [r.sku, toProduct(r)]));
+  return skus.map((s) => bySku.get(s) ?? null);
+}
+
+export type CreateProductResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' };
+
+/** Inserts a product and its inventory row (with `initialStock` available) in one statement. */
+export async function createProduct(
+  db: Db,
+  p: { sku: string; name: string; priceAmount: number; currency: string; initialStock: number },
+): Promise<CreateProductResult> {
+  const { rows } = await db.run<ProductRow>(
+    `WITH p AS (
+       INSERT INTO products (sku, name, price_amount, currency) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (sku) DO NOTHING RETURNING sku, name, price_amount, currency),
+     i AS (INSERT INTO inventory (sku, available) SELECT sku, $5 FROM p RETURNING sku, available, updated_at)
+     SELECT p.sku, p.name, p.price_amount, p.currency, i.available, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
+    [p.sku, p.name, p.priceAmount, p.currency, p.initialStock],
+  );
+  return rows[0] ? { ok: true, product: toProduct(rows[0]) } : { ok: false, code: 'DUPLICATE_SKU' };
+}
+
+export type StockResult = { ok: true; availability: Availability } | { ok: false; code: 'UNKNOWN_SKU' | 'STALE'; available?: number };
+
+/** Adds units to available (I2: an explicit restock is the only way the total grows). */
+export async function restock(db: Db, sku: string, quantity: number): Promise<StockResult> {
+  const { rows } = await db.run<{ sku: string; available: number; updated_at: Date }>(
+    `UPDATE inventory SET available = available + $2, updated_at = now() WHERE sku = $1
+     RETURNING sku, available, updated_at`,
+    [sku, quantity],
+  );
+  return rows[0] ? { ok: true, availability: toAvailability(rows[0]) } : { ok: false, code: 'UNKNOWN_SKU' };
+}
+
+/**
+ * Sets available to an absolute count (a stock-take adjustment). With `expected`, a compare-and-set:
+ * the write happens only if available still equals it, else STALE with the current figure.
+ */
+export async function setStock(db: Db, sku: string, available: number, expected: number | null): Promise<StockResult> {
+  const { rows } = await db.run<{ sku: string; available: number; updated_at: Date; applied: boolean }>(
+    `WITH upd AS (
+       UPDATE inventory SET available = $2, updated_at = now()
+        WHERE sku = $1 AND ($3::integer IS NULL OR available = $3)
+       RETURNING sku, available, updated_at)
+     SELECT sku, available, updated_at, true AS applied FROM upd
+     UNION ALL
+     SELECT sku, available, updated_at, false FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+    [sku, available, expected],
+  );
+  const r = rows[0];
+  if (!r) return { ok: false, code: 'UNKNOWN_SKU' };
+  if (!r.applied) return { ok: false, code: 'STALE', available: r.available };
+  return { ok: true, availability: toAvailability(r) };
+}
+
+/** Seeds the demo catalog; existing SKUs are left as they are. */
+export async function seedProducts(
+  db: Db,
+  items: { sku: string; name: string; priceAmount: number; currency: string; initialStock: number }[],
+): Promise<number> {
+  let created = 0;
+  for (const item of items) if ((await createProduct(db, item)).ok) created++;
+  return created;
+}

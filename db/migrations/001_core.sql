@@ -1,0 +1,276 @@
+-- Core tables of ARCHITECTURE.md section 3. The constraints here ARE the invariants; application code only asks.
+
+CREATE TABLE products (
+  sku           text PRIMARY KEY CHECK (sku ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'),
+  name          text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+  price_amount  integer NOT NULL CHECK (price_amount >= 0),
+  currency      char(3) NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
+  created_at    timestamptz NOT NULL DEFAULT now()
+);
+
+-- I1: no column may go negative, whatever the application asks.
+CREATE TABLE inventory (
+  sku         text PRIMARY KEY REFERENCES products (sku),
+  available   integer NOT NULL DEFAULT 0 CHECK (available >= 0),
+  reserved    integer NOT NULL DEFAULT 0 CHECK (reserved >= 0),
+  sold        integer NOT NULL DEFAULT 0 CHECK (sold >= 0),
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE orders (
+  id            uuid PRIMARY KEY,
+  client_id     text NOT NULL,
+  customer_id   text NOT NULL,
+  status        text NOT NULL CHECK (status IN ('PROCESSING','RESERVED','AWAITING_PAYMENT','CONFIRMED','REJECTED','CANCELLED','EXPIRED')),
+  total_amount  integer NOT NULL CHECK (total_amount >= 0),
+  currency      char(3) NOT NULL,
+  rejection     jsonb,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  updated_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX orders_client_idx ON orders (client_id, created_at);
+
+CREATE TABLE order_lines (
+  order_id     uuid NOT NULL REFERENCES orders (id),
+  sku          text NOT NULL REFERENCES products (sku),
+  quantity     integer NOT NULL CHECK (quantity > 0),
+  unit_amount  integer NOT NULL CHECK (unit_amount >= 0),
+  PRIMARY KEY (order_id, sku)
+);
+
+CREATE TABLE reservations (
+  id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  order_id          uuid NOT NULL REFERENCES orders (id),
+  sku               text NOT NULL REFERENCES products (sku),
+  quantity          integer NOT NULL CHECK (quantity > 0),
+  state             text NOT NULL CHECK (state IN ('HELD','AWAITING_PAYMENT','SOLD','RELEASED','EXPIRED')),
+  expires_at        timestamptz NOT NULL,
+  payment_deadline  timestamptz,
+  released_reason   text,
+  updated_at        timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (order_id, sku)
+);
+-- The sweeper's scan: only live holds, oldest expiry first.
+CREATE INDEX reservations_held_expiry_idx ON reservations (expires_at) WHERE state = 'HELD';
+
+-- I4: one key (scoped to client + customer) is one row, so it can create at most one order.
+CREATE TABLE idempotency_keys (
+  client_id     text NOT NULL,
+  customer_id   text NOT NULL,
+  key           text NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
+  request_hash  text NOT NULL,
+  order_id      uuid,
+  state         text NOT NULL CHECK (state IN ('PROCESSING','DONE')),
+  response      jsonb,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  expires_at    timestamptz NOT NULL,
+  PRIMARY KEY (client_id, customer_id, key)
+);
+CREATE INDEX idempotency_keys_expiry_idx ON idempotency_keys (expires_at);
+
+-- I8: an event's id is written in the same transaction as its effect.
+CREATE TABLE processed_events (
+  source        text NOT NULL,
+  event_id      text NOT NULL,
+  processed_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (source, event_id)
+);
+
+-- The order as the API shows it, built in one place so every path answers the same shape.
+CREATE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'id', o.id, 'status', o.status, 'customerId', o.customer_id,
+    'totalAmount', o.total_amount, 'currency', o.currency, 'rejection', o.rejection,
+    'createdAt', o.created_at, 'updatedAt', o.updated_at,
+    'lines', COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount) ORDER BY l.sku)
+                        FROM order_lines l WHERE l.order_id = o.id), '[]'::jsonb),
+    'reservation', (SELECT jsonb_build_object(
+                      'state', CASE WHEN bool_or(r.state = 'HELD') THEN 'HELD'
+                                    WHEN bool_or(r.state = 'AWAITING_PAYMENT') THEN 'AWAITING_PAYMENT'
+                                    ELSE min(r.state) END,
+                      'expiresAt', min(r.expires_at))
+                    FROM reservations r WHERE r.order_id = o.id HAVING count(*) > 0))
+  FROM orders o WHERE o.id = p_order_id
+$$;
+
+-- placeOrder in one round trip (ARCHITECTURE.md section 2, steps 1-3).
+-- p_lines: jsonb array of {sku, quantity}, already validated for shape, limits and duplicates by the caller.
+-- Returns {kind, order?, sku?}: kind is placed | rejected | replayed | reused | in_progress | unknown_sku | mixed_currency.
+CREATE FUNCTION place_order(
+  p_client_id text, p_customer_id text, p_key text, p_request_hash text,
+  p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer
+) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_order_id   uuid := gen_random_uuid();
+  v_existing   idempotency_keys%ROWTYPE;
+  v_unknown    text;
+  v_currencies integer;
+  v_total      integer;
+  v_currency   char(3);
+  v_expires    timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
+  v_failed_sku text;
+  v_failed_qty integer;
+  v_left       integer;
+  v_rejection  jsonb;
+  v_line       record;
+  v_n          integer := jsonb_array_length(p_lines);
+  v_order      jsonb;
+BEGIN
+  -- Unknown SKUs and mixed currencies are bad input: answer before anything is written. Products are never deleted
+  -- and prices are copied onto the order, so this read decides nothing about stock.
+  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount * l.quantity), min(p.currency)
+    INTO v_unknown, v_currencies, v_total, v_currency
+    FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
+    LEFT JOIN products p ON p.sku = l.sku;
+  IF v_unknown IS NOT NULL THEN
+    RETURN jsonb_build_object('kind', 'unknown_sku', 'sku', v_unknown);
+  END IF;
+  IF v_currencies > 1 THEN
+    RETURN jsonb_build_object('kind', 'mixed_currency');
+  END IF;
+
+  -- I4: the key row first. A concurrent twin blocks here on the unique index until this transaction ends, then replays.
+  INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, expires_at)
+  VALUES (p_client_id, p_customer_id, p_key, p_request_hash, v_order_id, 'PROCESSING',
+          now() + make_interval(hours => p_retention_hours))
+  ON CONFLICT DO NOTHING;
+  IF NOT FOUND THEN
+    SELECT * INTO v_existing FROM idempotency_keys
+     WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
+    IF NOT FOUND THEN
+      -- The twin rolled back or the row was cleaned up between our insert and read: let the caller retry the whole call.
+      RAISE EXCEPTION 'idempotency key vanished' USING ERRCODE = '40001';
+    END IF;
+    -- I5: same key, different request: refused, nothing executed.
+    IF v_existing.request_hash <> p_request_hash THEN
+      RETURN jsonb_build_object('kind', 'reused', 'orderId', v_existing.order_id);
+    END IF;
+    IF v_existing.state = 'PROCESSING' THEN
+      RETURN jsonb_build_object('kind', 'in_progress', 'orderId', v_existing.order_id, 'order', order_json(v_existing.order_id));
+    END IF;
+    RETURN jsonb_build_object('kind', 'replayed', 'order', order_json(v_existing.order_id), 'response', v_existing.response);
+  END IF;
+
+  -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
+  IF v_n = 1 THEN
+    SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
+    UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, updated_at = now()
+     WHERE sku = v_line.sku AND available >= v_line.quantity;
+    IF NOT FOUND THEN
+      v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
+    END IF;
+  ELSE
+    BEGIN  -- a subtransaction: a line that cannot be claimed rolls back the earlier claims and their row locks
+      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
+        UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, updated_at = now()
+         WHERE sku = v_line.sku AND available >= v_line.quantity;
+        IF NOT FOUND THEN
+          v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
+          RAISE EXCEPTION 'claim failed' USING ERRCODE = 'LU001';
+        END IF;
+      END LOOP;
+    EXCEPTION WHEN SQLSTATE 'LU001' THEN
+      NULL;  -- claims undone; v_failed_sku survives (plpgsql variables are not rolled back)
+    END;
+  END IF;
+
+  IF v_failed_sku IS NOT NULL THEN
+    SELECT available INTO v_left FROM inventory WHERE sku = v_failed_sku;  -- informational only: the decision was the UPDATE
+    v_rejection := jsonb_build_object(
+      'code', CASE WHEN v_left = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
+      'sku', v_failed_sku,
+      'message', CASE WHEN v_left = 0 THEN format('%s is sold out', v_failed_sku)
+                      ELSE format('only %s of %s left, %s requested', v_left, v_failed_sku, v_failed_qty) END);
+  END IF;
+
+  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, rejection)
+  VALUES (v_order_id, p_client_id, p_customer_id,
+          CASE WHEN v_rejection IS NULL THEN 'RESERVED' ELSE 'REJECTED' END, v_total, v_currency, v_rejection);
+  INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+  SELECT v_order_id, l.sku, l.quantity, p.price_amount
+    FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) JOIN products p ON p.sku = l.sku;
+  IF v_rejection IS NULL THEN
+    INSERT INTO reservations (order_id, sku, quantity, state, expires_at)
+    SELECT v_order_id, l.sku, l.quantity, 'HELD', v_expires
+      FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
+  END IF;
+
+  v_order := order_json(v_order_id);
+  UPDATE idempotency_keys SET state = 'DONE', response = jsonb_build_object('orderId', v_order_id)
+   WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
+  RETURN jsonb_build_object('kind', CASE WHEN v_rejection IS NULL THEN 'placed' ELSE 'rejected' END, 'order', v_order);
+END
+$$;
+
+-- Moves the live holds of the given (already locked) orders back to available: reservations HELD -> p_state,
+-- units reserved -> available, inventory rows locked in SKU order so no writer can deadlock with placeOrder.
+CREATE FUNCTION return_held_units(p_order_ids uuid[], p_state text, p_reason text) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_skus text[];
+  v_qtys integer[];
+BEGIN
+  -- I6: only HELD reservations move; a second caller finds none.
+  WITH moved AS (
+    UPDATE reservations SET state = p_state, released_reason = p_reason, updated_at = now()
+     WHERE order_id = ANY (p_order_ids) AND state = 'HELD'
+    RETURNING sku, quantity)
+  SELECT array_agg(sku ORDER BY sku), array_agg(q ORDER BY sku) INTO v_skus, v_qtys
+    FROM (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku) s;
+  -- I2: the same units leave reserved and enter available, in this transaction.
+  FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
+    UPDATE inventory SET available = available + v_qtys[i], reserved = reserved - v_qtys[i], updated_at = now()
+     WHERE sku = v_skus[i];
+  END LOOP;
+  RETURN coalesce(array_length(v_skus, 1), 0);
+END
+$$;
+
+-- releaseReservation in one round trip. Lock order everywhere: order row, its reservations, inventory in SKU order.
+-- Returns {kind: released | noop | already_final | payment_in_flight | not_found, order}.
+CREATE FUNCTION release_order(p_client_id text, p_order_id uuid, p_reason text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status text;
+BEGIN
+  SELECT status INTO v_status FROM orders WHERE id = p_order_id AND client_id = p_client_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('kind', 'not_found');
+  END IF;
+  IF v_status = 'RESERVED' THEN
+    UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = p_order_id;
+    PERFORM return_held_units(ARRAY[p_order_id], 'RELEASED', coalesce(p_reason, 'released by customer'));
+    RETURN jsonb_build_object('kind', 'released', 'order', order_json(p_order_id));
+  END IF;
+  RETURN jsonb_build_object(
+    'kind', CASE v_status WHEN 'CONFIRMED' THEN 'already_final'
+                          WHEN 'AWAITING_PAYMENT' THEN 'payment_in_flight'
+                          WHEN 'PROCESSING' THEN 'payment_in_flight'
+                          ELSE 'noop' END,
+    'order', order_json(p_order_id));
+END
+$$;
+
+-- The sweeper's batch: orders whose holds are past expires_at, locked with SKIP LOCKED so many sweepers (and a racing
+-- releaseReservation) never free a unit twice. Only HELD holds are candidates: AWAITING_PAYMENT is never swept (I7).
+CREATE FUNCTION expire_due_holds(p_limit integer) RETURNS TABLE (order_id uuid, units integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_ids uuid[];
+BEGIN
+  SELECT array_agg(o.id) INTO v_ids FROM (
+    SELECT o.id FROM orders o
+     WHERE o.id IN (SELECT r.order_id FROM reservations r
+                     WHERE r.state = 'HELD' AND r.expires_at <= now()
+                     ORDER BY r.expires_at LIMIT p_limit)
+       AND o.status = 'RESERVED'
+     FOR UPDATE SKIP LOCKED) o;
+  IF v_ids IS NULL THEN RETURN; END IF;
+  UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = ANY (v_ids);
+  PERFORM return_held_units(v_ids, 'EXPIRED', 'hold expired');
+  RETURN QUERY SELECT r.order_id, sum(r.quantity)::integer FROM reservations r
+                WHERE r.order_id = ANY (v_ids) GROUP BY r.order_id;
+END
+$$;

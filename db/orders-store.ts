@@ -1,0 +1,110 @@
+import type { Db } from './pool.js';
+
+export type OrderStatus = 'PROCESSING' | 'RESERVED' | 'AWAITING_PAYMENT' | 'CONFIRMED' | 'REJECTED' | 'CANCELLED' | 'EXPIRED';
+export type ReservationState = 'HELD' | 'AWAITING_PAYMENT' | 'SOLD' | 'RELEASED' | 'EXPIRED';
+export type Rejection = { code: string; sku?: string | null; message: string };
+export type OrderRecord = {
+  id: string;
+  status: OrderStatus;
+  customerId: string;
+  lines: { sku: string; quantity: number; unitAmount: number }[];
+  totalAmount: number;
+  currency: string;
+  reservation: { state: ReservationState; expiresAt: Date } | null;
+  rejection: Rejection | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/** Maps the `order_json()` document (the one shape every order path returns) to an OrderRecord. */
+export function toOrder(j: any): OrderRecord {
+  return {
+    id: j.id,
+    status: j.status,
+    customerId: j.customerId,
+    lines: j.lines,
+    totalAmount: j.totalAmount,
+    currency: String(j.currency).trim(),
+    reservation: j.reservation ? { state: j.reservation.state, expiresAt: new Date(j.reservation.expiresAt) } : null,
+    rejection: j.rejection ?? null,
+    createdAt: new Date(j.createdAt),
+    updatedAt: new Date(j.updatedAt),
+  };
+}
+
+export type PlaceOrderRow =
+  | { kind: 'placed' | 'rejected' | 'replayed'; order: OrderRecord }
+  | { kind: 'in_progress'; orderId: string; order: OrderRecord | null }
+  | { kind: 'reused'; orderId: string }
+  | { kind: 'unknown_sku'; sku: string }
+  | { kind: 'mixed_currency' };
+
+export type PlaceOrderArgs = {
+  clientId: string;
+  customerId: string;
+  key: string;
+  requestHash: string;
+  lines: { sku: string; quantity: number }[];
+  holdTtlSeconds: number;
+  retentionHours: number;
+};
+
+/**
+ * placeOrder's whole transaction as one statement (`place_order()` in 001_core.sql): key row, claims in SKU order
+ * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
+ */
+export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
+  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7) AS r', [
+    a.clientId,
+    a.customerId,
+    a.key,
+    a.requestHash,
+    JSON.stringify(a.lines),
+    a.holdTtlSeconds,
+    a.retentionHours,
+  ]);
+  const r = rows[0]!.r;
+  if (r.order) r.order = toOrder(r.order);
+  return r as PlaceOrderRow;
+}
+
+export type ReleaseRow =
+  | { kind: 'released' | 'noop' | 'already_final' | 'payment_in_flight'; order: OrderRecord }
+  | { kind: 'not_found' };
+
+/** releaseReservation as one statement: guarded on the order's status (I6), units back in SKU order. */
+export async function releaseOrder(db: Db, clientId: string, orderId: string, reason: string | null): Promise<ReleaseRow> {
+  const { rows } = await db.run<{ r: any }>('SELECT release_order($1, $2::uuid, $3) AS r', [clientId, orderId, reason]);
+  const r = rows[0]!.r;
+  if (r.order) r.order = toOrder(r.order);
+  return r as ReleaseRow;
+}
+
+/** One order, only for the client that created it. */
+export async function findOrder(db: Db, clientId: string, orderId: string): Promise<OrderRecord | null> {
+  const { rows } = await db.query<{ j: any }>(
+    'SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid AND client_id = $2',
+    [orderId, clientId],
+  );
+  return rows[0] ? toOrder(rows[0].j) : null;
+}
+
+/** Expires one batch of holds past `expires_at` (SKIP LOCKED; see expire_due_holds). Returns what it expired. */
+export async function expireDueHolds(db: Db, limit: number): Promise<{ orderId: string; units: number }[]> {
+  const { rows } = await db.run<{ order_id: string; units: number }>(
+    'SELECT order_id, units FROM expire_due_holds($1)',
+    [limit],
+  );
+  return rows.map((r) => ({ orderId: r.order_id, units: r.units }));
+}
+
+/** Deletes one batch of finished idempotency keys past their retention; orders stay. */
+export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> {
+  const { rowCount } = await db.run(
+    `DELETE FROM idempotency_keys WHERE (client_id, customer_id, key) IN (
+       SELECT client_id, customer_id, key FROM idempotency_keys
+        WHERE expires_at < now() AND state = 'DONE' LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+    [limit],
+  );
+  return rowCount ?? 0;
+}

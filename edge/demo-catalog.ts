@@ -1,0 +1,8 @@
+/** The demo catalog the embedded default starts with; one product has a single unit, to watch the last-unit race. */
+export const DEMO_CATALOG = [
+  { sku: 'LAST-1', name: 'The Last One: signed print, 1 of 1', priceAmount: 12000, currency: 'USD', initialStock: 1 },
+  { sku: 'SNKR-42', name: 'Limited sneaker, size 42', priceAmount: 18900, currency: 'USD', initialStock: 12 },
+  { sku: 'TEE-BLK-M', name: 'Black tee, M', priceAmount: 2500, currency: 'USD', initialStock: 100 },
+  { sku: 'MUG-WHT', name: 'White mug', priceAmount: 1400, currency: 'USD', initialStock: 40 },
+  { sku: 'VINYL-LP', name: 'Tour vinyl, numbered', priceAmount: 3500, currency: 'USD', initialStock: 5 },
+];

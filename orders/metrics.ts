@@ -1,0 +1,44 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric lastunit exports, on a registry of its own so several apps can live in one process (tests). */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    placeOrderOutcomes: new Counter({
+      name: 'lastunit_place_order_total',
+      help: 'placeOrder answers by outcome (RESERVED, REPLAYED or the userErrors code)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    claimSeconds: new Histogram({
+      name: 'lastunit_claim_transaction_seconds',
+      help: 'Time spent in the claiming transaction of placeOrder (one round trip), retries included',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    txRetries: new Counter({
+      name: 'lastunit_transaction_retries_total',
+      help: 'Whole-transaction retries after a transient database failure, by SQLSTATE or connection code',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    reservationsReleased: new Counter({
+      name: 'lastunit_reservations_released_total',
+      help: 'Orders whose holds were released by the customer (releaseReservation)',
+      registers: [registry],
+    }),
+    reservationsExpired: new Counter({
+      name: 'lastunit_reservations_expired_total',
+      help: 'Orders whose holds were expired by the sweeper',
+      registers: [registry],
+    }),
+    idempotencyKeysDeleted: new Counter({
+      name: 'lastunit_idempotency_keys_deleted_total',
+      help: 'Idempotency key rows deleted after their retention',
+      registers: [registry],
+    }),
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;

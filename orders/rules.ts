@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+
+export type LineInput = { sku: string; quantity: number };
+export type Limits = { maxLines: number; maxLineQuantity: number };
+export type InputError = { code: 'INVALID_INPUT'; field: string[]; message: string; sku?: string };
+
+export const MAX_KEY_LENGTH = 255;
+export const MAX_CUSTOMER_ID_LENGTH = 255;
+
+/** Every reason a placeOrder input is refused before it reaches the database (pure; nothing is written). */
+export function validatePlaceOrder(
+  input: { idempotencyKey: string; customerId: string; lines: LineInput[] },
+  limits: Limits,
+): InputError[] {
+  const errors: InputError[] = [];
+  const err = (field: string[], message: string, sku?: string) =>
+    errors.push({ code: 'INVALID_INPUT', field: ['input', ...field], message, ...(sku ? { sku } : {}) });
+  if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > MAX_KEY_LENGTH)
+    err(['idempotencyKey'], `idempotencyKey must be 1 to ${MAX_KEY_LENGTH} characters`);
+  if (input.customerId.trim().length === 0 || input.customerId.length > MAX_CUSTOMER_ID_LENGTH)
+    err(['customerId'], `customerId must be 1 to ${MAX_CUSTOMER_ID_LENGTH} characters`);
+  if (input.lines.length === 0) err(['lines'], 'an order needs at least one line');
+  if (input.lines.length > limits.maxLines) err(['lines'], `an order may have at most ${limits.maxLines} lines`);
+  const seen = new Set<string>();
+  input.lines.forEach((line, i) => {
+    if (!Number.isInteger(line.quantity) || line.quantity < 1 || line.quantity > limits.maxLineQuantity)
+      err(['lines', String(i), 'quantity'], `quantity must be between 1 and ${limits.maxLineQuantity}`, line.sku);
+    if (seen.has(line.sku)) err(['lines', String(i), 'sku'], `${line.sku} appears on more than one line`, line.sku);
+    seen.add(line.sku);
+  });
+  return errors;
+}
+
+/**
+ * I5: the request fingerprint. Canonical form: customer plus lines sorted by SKU, so the same cart in another line
+ * order is the same request, and any other difference is a different one.
+ */
+export function requestFingerprint(input: { customerId: string; lines: LineInput[]; extra?: unknown }): string {
+  const lines = [...input.lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0)).map((l) => [l.sku, l.quantity]);
+  return createHash('sha256')
+    .update(JSON.stringify({ c: input.customerId, l: lines, x: input.extra ?? null }))
+    .digest('hex');
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string) => UUID.test(s);

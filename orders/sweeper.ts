@@ -1,0 +1,60 @@
+import type { Db } from '../db/pool.js';
+import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
+import type { Metrics } from './metrics.js';
+
+export type SweeperOptions = { intervalMs: number; batchSize?: number; onError?: (err: unknown) => void };
+
+/**
+ * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
+ * @example const n = await sweepOnce(db, metrics)
+ */
+export async function sweepOnce(db: Db, metrics: Metrics, batchSize = 100): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const expired = await expireDueHolds(db, batchSize);
+    total += expired.length;
+    metrics.reservationsExpired.inc(expired.length);
+    if (expired.length < batchSize) return total;
+  }
+}
+
+/** Deletes idempotency keys past retention, in batches. */
+export async function cleanupKeysOnce(db: Db, metrics: Metrics, batchSize = 1000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await deleteExpiredKeys(db, batchSize);
+    total += n;
+    metrics.idempotencyKeysDeleted.inc(n);
+    if (n < batchSize) return total;
+  }
+}
+
+/** A loop that runs `task` every `intervalMs` (never overlapping itself) until stopped. */
+export function every(intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = false;
+  const tick = () => {
+    running = task()
+      .catch(onError)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  timer = setTimeout(tick, intervalMs);
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
+}
+
+/** The sweeper and the key cleanup as background loops of the Node host. Returns a stop function. */
+export function startSweeper(db: Db, metrics: Metrics, opts: SweeperOptions) {
+  const onError = opts.onError ?? (() => {});
+  const stopSweep = every(opts.intervalMs, () => sweepOnce(db, metrics, opts.batchSize), onError);
+  const stopCleanup = every(Math.max(opts.intervalMs, 60_000), () => cleanupKeysOnce(db, metrics), onError);
+  return async () => {
+    await Promise.all([stopSweep(), stopCleanup()]);
+  };
+}

@@ -1,0 +1,109 @@
+import { builder } from './builder.js';
+import { Money, UserError } from './common.js';
+import type { OrderRecord } from '../orders/orders.js';
+import * as r from '../resolvers/orders.js';
+
+const OrderStatus = builder.enumType('OrderStatus', {
+  description: 'Where an order is in its life (ARCHITECTURE.md section 2).',
+  values: {
+    PROCESSING: { description: 'The first request with this key is still running.' },
+    RESERVED: { description: 'Units are held for this order until reservation.expiresAt.' },
+    AWAITING_PAYMENT: { description: 'A payment outcome is unknown; the units stay held until the processor answers.' },
+    CONFIRMED: { description: 'Paid; the units are sold.' },
+    REJECTED: { description: 'Not placed; see rejection.' },
+    CANCELLED: { description: 'Released by the customer; the units went back on sale.' },
+    EXPIRED: { description: 'The hold ran out before payment; the units went back on sale.' },
+  } as const,
+});
+const ReservationState = builder.enumType('ReservationState', {
+  values: ['HELD', 'AWAITING_PAYMENT', 'SOLD', 'RELEASED', 'EXPIRED'] as const,
+});
+
+const OrderLine = builder.objectRef<OrderRecord['lines'][number] & { currency: string }>('OrderLine').implement({
+  fields: (t) => ({
+    sku: t.exposeString('sku'),
+    quantity: t.exposeInt('quantity'),
+    unitPrice: t.field({ type: Money, description: 'Price per unit when the order was placed.', resolve: (l) => ({ amount: l.unitAmount, currencyCode: l.currency }) }),
+  }),
+});
+const Reservation = builder.objectRef<NonNullable<OrderRecord['reservation']>>('Reservation').implement({
+  description: "Summary of the order's holds: the earliest expiry and their state.",
+  fields: (t) => ({
+    state: t.field({ type: ReservationState, resolve: (x) => x.state }),
+    expiresAt: t.field({ type: 'DateTime', description: 'When an unpaid hold is released.', resolve: (x) => x.expiresAt }),
+  }),
+});
+
+export const Order = builder.objectRef<OrderRecord>('Order').implement({
+  description: 'An order, visible only to the API client that placed it.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    status: t.field({ type: OrderStatus, resolve: (o) => o.status }),
+    customerId: t.exposeID('customerId'),
+    lines: t.field({ type: [OrderLine], resolve: (o) => o.lines.map((l) => ({ ...l, currency: o.currency })) }),
+    total: t.field({ type: Money, resolve: (o) => ({ amount: o.totalAmount, currencyCode: o.currency }) }),
+    reservation: t.field({ type: Reservation, nullable: true, resolve: (o) => o.reservation }),
+    rejection: t.field({ type: UserError, nullable: true, description: 'Why the order was rejected.', resolve: (o) => o.rejection }),
+    createdAt: t.field({ type: 'DateTime', resolve: (o) => o.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (o) => o.updatedAt }),
+  }),
+});
+
+builder.queryField('order', (t) =>
+  t.field({
+    type: Order,
+    nullable: true,
+    description: 'One of your orders by id; null if it does not exist or another client placed it.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: r.order,
+  }),
+);
+
+const OrderLineInput = builder.inputType('OrderLineInput', {
+  fields: (t) => ({
+    sku: t.string({ required: true }),
+    quantity: t.int({ required: true, description: '1 to MAX_LINE_QUANTITY (default 100).' }),
+  }),
+});
+const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
+  fields: (t) => ({
+    idempotencyKey: t.string({
+      required: true,
+      description: 'Minted by the client when the shopper taps "place order" and sent again on every retry (max 255 characters).',
+    }),
+    customerId: t.id({ required: true }),
+    lines: t.field({ type: [OrderLineInput], required: true, description: '1 to MAX_LINES (default 50) lines, one per SKU.' }),
+  }),
+});
+const PlaceOrderPayload = builder.objectRef<{ order: OrderRecord | null; userErrors: unknown[]; replayed: boolean }>('PlaceOrderPayload').implement({
+  fields: (t) => ({
+    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+    replayed: t.exposeBoolean('replayed', { description: 'True when this answer is a replay of an earlier request with the same key.' }),
+  }),
+});
+
+const ReleaseReservationInput = builder.inputType('ReleaseReservationInput', {
+  fields: (t) => ({ orderId: t.id({ required: true }), reason: t.string({ required: false }) }),
+});
+const ReleaseReservationPayload = builder.objectRef<{ order: OrderRecord | null; userErrors: unknown[] }>('ReleaseReservationPayload').implement({
+  fields: (t) => ({
+    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  placeOrder: t.field({
+    type: PlaceOrderPayload,
+    description: 'Claim units for an order, all lines or none. Idempotent by (client, customerId, idempotencyKey).',
+    args: { input: t.arg({ type: PlaceOrderInput, required: true }) },
+    resolve: r.placeOrder as any,
+  }),
+  releaseReservation: t.field({
+    type: ReleaseReservationPayload,
+    description: 'Give held units back. Idempotent: releasing twice returns the same order.',
+    args: { input: t.arg({ type: ReleaseReservationInput, required: true }) },
+    resolve: r.releaseReservation as any,
+  }),
+}));

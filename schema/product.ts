@@ -1,0 +1,101 @@
+import { builder } from './builder.js';
+import { Money, UserError } from './common.js';
+import type { Availability as AvailabilityShape, Product as ProductShape } from '../orders/catalog.js';
+import * as r from '../resolvers/catalog.js';
+
+export const Availability = builder.objectRef<AvailabilityShape>('Availability').implement({
+  description: 'How many units a new order can claim right now. Held units are not available.',
+  fields: (t) => ({
+    sku: t.exposeString('sku', { description: 'The product.' }),
+    available: t.exposeInt('available', { description: 'Units a new order can claim now (excludes units held for other shoppers).' }),
+    soldOut: t.exposeBoolean('soldOut', { description: 'True when available is 0, including while the last unit is held for someone.' }),
+    updatedAt: t.field({ type: 'DateTime', description: 'When the stock figures last changed.', resolve: (a) => a.updatedAt }),
+  }),
+});
+
+export const Product = builder.objectRef<ProductShape>('Product').implement({
+  description: 'Something for sale, with its price and live availability.',
+  fields: (t) => ({
+    sku: t.exposeString('sku', { description: 'Stock keeping unit: the product id.' }),
+    name: t.exposeString('name', { description: 'Display name.' }),
+    price: t.field({ type: Money, description: 'Unit price.', resolve: (p) => ({ amount: p.priceAmount, currencyCode: p.currency }) }),
+    availability: t.field({ type: Availability, description: 'Live stock figures.', resolve: (p) => p.availability }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  product: t.field({
+    type: Product,
+    nullable: true,
+    description: 'One product by SKU, or null if there is none.',
+    args: { sku: t.arg.string({ required: true }) },
+    resolve: r.product,
+  }),
+  products: t.field({
+    type: [Product],
+    nullable: { list: false, items: true },
+    description: 'Products by SKU, in the order asked; null where a SKU is unknown. At most 100 SKUs.',
+    args: { skus: t.arg.stringList({ required: true }) },
+    resolve: r.products,
+  }),
+}));
+
+const CreateProductInput = builder.inputType('CreateProductInput', {
+  description: 'A new product and its opening stock.',
+  fields: (t) => ({
+    sku: t.string({ required: true, description: '1-64 letters, digits, dot, dash or underscore.' }),
+    name: t.string({ required: true }),
+    priceAmount: t.int({ required: true, description: 'Unit price in minor units.' }),
+    currencyCode: t.string({ required: true, description: 'ISO 4217, e.g. USD.' }),
+    initialStock: t.int({ required: false, description: 'Units available at once (default 0).' }),
+  }),
+});
+const CreateProductPayload = builder.objectRef<{ product: ProductShape | null; userErrors: unknown[] }>('CreateProductPayload').implement({
+  fields: (t) => ({
+    product: t.field({ type: Product, nullable: true, resolve: (p) => p.product }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+  }),
+});
+
+const RestockInput = builder.inputType('RestockInput', {
+  description: 'Units to add to available.',
+  fields: (t) => ({ sku: t.string({ required: true }), quantity: t.int({ required: true, description: 'Must be > 0.' }) }),
+});
+const SetStockInput = builder.inputType('SetStockInput', {
+  description: 'A stock-take: set available to an absolute count.',
+  fields: (t) => ({
+    sku: t.string({ required: true }),
+    available: t.int({ required: true, description: 'The new available count (held and sold units are untouched).' }),
+    expectedAvailable: t.int({ required: false, description: 'Compare-and-set: apply only if available still equals this; else STALE.' }),
+  }),
+});
+const StockPayload = (name: string) =>
+  builder.objectRef<{ availability: AvailabilityShape | null; userErrors: unknown[] }>(name).implement({
+    fields: (t) => ({
+      availability: t.field({ type: Availability, nullable: true, resolve: (p) => p.availability }),
+      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+    }),
+  });
+const RestockPayload = StockPayload('RestockPayload');
+const SetStockPayload = StockPayload('SetStockPayload');
+
+builder.mutationFields((t) => ({
+  createProduct: t.field({
+    type: CreateProductPayload,
+    description: 'Admin: create a product with its opening stock.',
+    args: { input: t.arg({ type: CreateProductInput, required: true }) },
+    resolve: r.createProduct,
+  }),
+  restock: t.field({
+    type: RestockPayload,
+    description: 'Admin: add units to available.',
+    args: { input: t.arg({ type: RestockInput, required: true }) },
+    resolve: r.restock,
+  }),
+  setStock: t.field({
+    type: SetStockPayload,
+    description: 'Admin: set available, optionally only if it still equals expectedAvailable (answers STALE otherwise).',
+    args: { input: t.arg({ type: SetStockInput, required: true }) },
+    resolve: r.setStock,
+  }),
+}));
