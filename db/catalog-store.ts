@@ -54,8 +54,14 @@ export type StockResult = { ok: true; availability: Availability } | { ok: false
 /** Adds units to available (I2: an explicit restock is the only way the total grows). */
 export async function restock(db: Db, sku: string, quantity: number): Promise<StockResult> {
   const { rows } = await db.run<{ sku: string; available: number; updated_at: Date }>(
-    `UPDATE inventory SET available = available + $2, updated_at = now() WHERE sku = $1
-     RETURNING sku, available, updated_at`,
+    `WITH upd AS (
+       UPDATE inventory SET available = available + $2, version = version + 1, updated_at = now() WHERE sku = $1
+       RETURNING sku, available, version, updated_at),
+     ev AS (  -- I9: the event is built from this statement's own RETURNING, so it carries exactly what was written
+       INSERT INTO outbox (topic, aggregate_key, payload)
+       SELECT 'availability', sku, jsonb_build_object('sku', sku, 'available', available, 'soldOut', available = 0,
+                                                      'version', version, 'updatedAt', updated_at) FROM upd)
+     SELECT sku, available, updated_at FROM upd`,
     [sku, quantity],
   );
   return rows[0] ? { ok: true, availability: toAvailability(rows[0]) } : { ok: false, code: 'UNKNOWN_SKU' };
@@ -68,9 +74,13 @@ export async function restock(db: Db, sku: string, quantity: number): Promise<St
 export async function setStock(db: Db, sku: string, available: number, expected: number | null): Promise<StockResult> {
   const { rows } = await db.run<{ sku: string; available: number; updated_at: Date; applied: boolean }>(
     `WITH upd AS (
-       UPDATE inventory SET available = $2, updated_at = now()
+       UPDATE inventory SET available = $2, version = version + 1, updated_at = now()
         WHERE sku = $1 AND ($3::integer IS NULL OR available = $3)
-       RETURNING sku, available, updated_at)
+       RETURNING sku, available, version, updated_at),
+     ev AS (  -- I9: the event is built from this statement's own RETURNING, so it carries exactly what was written
+       INSERT INTO outbox (topic, aggregate_key, payload)
+       SELECT 'availability', sku, jsonb_build_object('sku', sku, 'available', available, 'soldOut', available = 0,
+                                                      'version', version, 'updatedAt', updated_at) FROM upd)
      SELECT sku, available, updated_at, true AS applied FROM upd
      UNION ALL
      SELECT sku, available, updated_at, false FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,

@@ -41,6 +41,11 @@ export function createDb(opts: DbOptions): Db {
       withRetry(async () => {
         const client = await pool.connect();
         let broken = false;
+        // A connection lost mid-transaction is reported by the failing query; this keeps the event from crashing the process.
+        const onError = () => {
+          broken = true;
+        };
+        client.on('error', onError);
         try {
           await client.query('BEGIN');
           const out = await fn(client);
@@ -52,6 +57,7 @@ export function createDb(opts: DbOptions): Db {
           });
           throw err;
         } finally {
+          client.off('error', onError);
           client.release(broken);
         }
       }, retry),

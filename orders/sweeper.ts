@@ -14,7 +14,8 @@ export async function sweepOnce(db: Db, metrics: Metrics, batchSize = 100): Prom
     const expired = await expireDueHolds(db, batchSize);
     total += expired.length;
     metrics.reservationsExpired.inc(expired.length);
-    if (expired.length < batchSize) return total;
+    // Stop only on an empty batch: a short one may just mean another sweeper holds some candidates right now.
+    if (expired.length === 0) return total;
   }
 }
 

@@ -1,10 +1,10 @@
-import { GraphQLError } from 'graphql';
+import { createGraphQLError } from 'graphql-yoga';
 import type { Context, Role } from '../schema/context.js';
 
 /** Throws a FORBIDDEN fault (HTTP 403) unless the caller's key has one of `roles`. */
 export function requireRole(ctx: Context, ...roles: Role[]): void {
   if (!roles.includes(ctx.caller.role)) {
-    throw new GraphQLError(`this operation needs a ${roles.join(' or ')} key`, {
+    throw createGraphQLError(`this operation needs a ${roles.join(' or ')} key`, {
       extensions: { code: 'FORBIDDEN', http: { status: 403 } },
     });
   }

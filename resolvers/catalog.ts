@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { createGraphQLError } from 'graphql-yoga';
 import type { Context } from '../schema/context.js';
 import type { Availability, CatalogResult, Product } from '../orders/catalog.js';
 import { requireRole } from './auth.js';
@@ -10,7 +10,7 @@ export async function product(_: unknown, args: { sku: string }, ctx: Context): 
 
 export async function products(_: unknown, args: { skus: string[] }, ctx: Context): Promise<(Product | null)[]> {
   if (args.skus.length > ctx.catalog.maxSkusPerQuery) {
-    throw new GraphQLError(`products takes at most ${ctx.catalog.maxSkusPerQuery} SKUs`, {
+    throw createGraphQLError(`products takes at most ${ctx.catalog.maxSkusPerQuery} SKUs`, {
       extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
     });
   }

@@ -5,7 +5,11 @@ import type { Context } from './context.js';
 export const builder = new SchemaBuilder<{
   Context: Context;
   Scalars: { DateTime: { Input: Date; Output: Date | string } };
-}>({});
+  DefaultFieldNullability: false;
+}>({
+  // Output fields are non-null unless a field says otherwise: the contract of ARCHITECTURE.md section 4.
+  defaultFieldNullability: false,
+});
 
 builder.scalarType('DateTime', {
   description: 'An instant, as an ISO 8601 string in UTC (e.g. 2026-11-29T08:35:01.000Z).',

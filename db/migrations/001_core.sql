@@ -14,6 +14,7 @@ CREATE TABLE inventory (
   available   integer NOT NULL DEFAULT 0 CHECK (available >= 0),
   reserved    integer NOT NULL DEFAULT 0 CHECK (reserved >= 0),
   sold        integer NOT NULL DEFAULT 0 CHECK (sold >= 0),
+  version     bigint NOT NULL DEFAULT 1,  -- grows on every change; events carry it so clients drop stale ones
   updated_at  timestamptz NOT NULL DEFAULT now()
 );
 
@@ -75,6 +76,36 @@ CREATE TABLE processed_events (
   processed_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (source, event_id)
 );
+
+-- I9: the transactional outbox. A row is written in the same transaction as the change it announces.
+CREATE TABLE outbox (
+  id             bigserial PRIMARY KEY,
+  topic          text NOT NULL,
+  aggregate_key  text NOT NULL,
+  payload        jsonb NOT NULL,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  published_at   timestamptz
+);
+CREATE INDEX outbox_unpublished_idx ON outbox (id) WHERE published_at IS NULL;
+
+-- Availability events for SKUs this transaction changed (their rows are already locked by it, so this reads its own write).
+CREATE FUNCTION emit_availability(p_skus text[]) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  SELECT 'availability', i.sku,
+         jsonb_build_object('sku', i.sku, 'available', i.available, 'soldOut', i.available = 0,
+                            'version', i.version, 'updatedAt', i.updated_at)
+    FROM inventory i WHERE i.sku = ANY (p_skus) ORDER BY i.sku
+$$;
+
+-- An order-status event (the owner's client id rides along so subscriptions deliver it only to that client).
+CREATE FUNCTION emit_order_status(p_order_ids uuid[]) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  SELECT 'order_status', o.id::text,
+         jsonb_build_object('orderId', o.id, 'clientId', o.client_id, 'status', o.status, 'updatedAt', o.updated_at)
+    FROM orders o WHERE o.id = ANY (p_order_ids)
+$$;
 
 -- The order as the API shows it, built in one place so every path answers the same shape.
 CREATE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
@@ -156,7 +187,7 @@ BEGIN
   -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
   IF v_n = 1 THEN
     SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
-    UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, updated_at = now()
+    UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
      WHERE sku = v_line.sku AND available >= v_line.quantity;
     IF NOT FOUND THEN
       v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
@@ -164,7 +195,7 @@ BEGIN
   ELSE
     BEGIN  -- a subtransaction: a line that cannot be claimed rolls back the earlier claims and their row locks
       FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
-        UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, updated_at = now()
+        UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
          WHERE sku = v_line.sku AND available >= v_line.quantity;
         IF NOT FOUND THEN
           v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
@@ -195,7 +226,9 @@ BEGIN
     INSERT INTO reservations (order_id, sku, quantity, state, expires_at)
     SELECT v_order_id, l.sku, l.quantity, 'HELD', v_expires
       FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
+    PERFORM emit_availability(ARRAY(SELECT l.sku FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)));
   END IF;
+  PERFORM emit_order_status(ARRAY[v_order_id]);
 
   v_order := order_json(v_order_id);
   UPDATE idempotency_keys SET state = 'DONE', response = jsonb_build_object('orderId', v_order_id)
@@ -221,9 +254,11 @@ BEGIN
     FROM (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku) s;
   -- I2: the same units leave reserved and enter available, in this transaction.
   FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
-    UPDATE inventory SET available = available + v_qtys[i], reserved = reserved - v_qtys[i], updated_at = now()
+    UPDATE inventory SET available = available + v_qtys[i], reserved = reserved - v_qtys[i], version = version + 1, updated_at = now()
      WHERE sku = v_skus[i];
   END LOOP;
+  IF v_skus IS NOT NULL THEN PERFORM emit_availability(v_skus); END IF;  -- I9
+  PERFORM emit_order_status(p_order_ids);
   RETURN coalesce(array_length(v_skus, 1), 0);
 END
 $$;
@@ -260,11 +295,14 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_ids uuid[];
 BEGIN
+  -- Both locks are SKIP LOCKED, so a sweeper never waits on a release or another sweeper and cannot deadlock with them;
+  -- the order-row lock is what serializes it with releaseReservation (which locks the order row first).
   SELECT array_agg(o.id) INTO v_ids FROM (
     SELECT o.id FROM orders o
      WHERE o.id IN (SELECT r.order_id FROM reservations r
                      WHERE r.state = 'HELD' AND r.expires_at <= now()
-                     ORDER BY r.expires_at LIMIT p_limit)
+                     ORDER BY r.expires_at LIMIT p_limit
+                     FOR UPDATE SKIP LOCKED)
        AND o.status = 'RESERVED'
      FOR UPDATE SKIP LOCKED) o;
   IF v_ids IS NULL THEN RETURN; END IF;

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { loadConfig, ConfigError } from '../edge/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 4000,
+      databaseUrl: undefined,
+      apiKeys: undefined,
+      holdTtlSeconds: 600,
+      sweepIntervalMs: 1000,
+      idempotencyRetentionHours: 24,
+      maxLineQuantity: 100,
+      maxLines: 50,
+    });
+  });
+
+  it('parses API_KEYS as comma-separated role:key', () => {
+    expect(loadConfig({ API_KEYS: 'storefront:abcdefgh12, admin:zyxwvuts98' }).apiKeys).toEqual([
+      { role: 'storefront', key: 'abcdefgh12' },
+      { role: 'admin', key: 'zyxwvuts98' },
+    ]);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['HOLD_TTL_SECONDS', '0'],
+    ['SWEEP_INTERVAL_MS', '-5'],
+    ['IDEMPOTENCY_RETENTION_HOURS', '1.5'],
+    ['MAX_LINE_QUANTITY', 'lots'],
+    ['MAX_LINES', '0'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['API_KEYS', 'root:abcdefgh12'],
+    ['API_KEYS', 'admin:short'],
+  ])('refuses %s=%s with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(() => loadConfig({ PORT: 'x', MAX_LINES: 'y' })).toThrow(/PORT[\s\S]*MAX_LINES/);
+  });
+
+  it('stops `npm start` with exit code 2 and the variable named, before touching any database', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+      env: { ...process.env, HOLD_TTL_SECONDS: 'soon', DATABASE_URL: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/HOLD_TTL_SECONDS: must be an integer/);
+  });
+
+  it('refuses DATABASE_URL without API_KEYS (demo keys are only for the embedded default)', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+      env: { ...process.env, DATABASE_URL: 'postgres://127.0.0.1:1/none', API_KEYS: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/API_KEYS: required when DATABASE_URL is set/);
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { schema } from '../schema/index.js';
+
+describe('the public GraphQL contract', () => {
+  it('matches the reviewed snapshot (every API change shows up in review)', async () => {
+    await expect(printSchema(lexicographicSortSchema(schema))).toMatchFileSnapshot('./__snapshots__/schema.graphql');
+  });
+
+  it('keeps the names of ARCHITECTURE.md section 4', () => {
+    const sdl = printSchema(schema);
+    for (const needle of [
+      'product(sku: String!): Product',
+      'products(skus: [String!]!): [Product]!',
+      'order(id: ID!): Order',
+      'placeOrder(input: PlaceOrderInput!): PlaceOrderPayload!',
+      'releaseReservation(input: ReleaseReservationInput!): ReleaseReservationPayload!',
+      'restock(input: RestockInput!): RestockPayload!',
+      'setStock(input: SetStockInput!): SetStockPayload!',
+      'createProduct(input: CreateProductInput!): CreateProductPayload!',
+      'replayed: Boolean!',
+      'userErrors: [UserError!]!',
+      'soldOut: Boolean!',
+    ]) {
+      expect(sdl).toContain(needle);
+    }
+  });
+
+  it('describes every type and every field of the query and mutation roots', () => {
+    for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
+      for (const f of Object.values(root.getFields())) expect(f.description, `${root.name}.${f.name}`).toBeTruthy();
+    }
+  });
+});

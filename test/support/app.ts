@@ -1,0 +1,85 @@
+import pino from 'pino';
+import { afterAll } from 'vitest';
+import { createApp } from '../../edge/app.js';
+import type { ApiKey } from '../../edge/config.js';
+import { createMetrics } from '../../orders/metrics.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+
+export const KEYS = {
+  storefront: 'test_storefront_key_1',
+  storefront2: 'test_storefront_key_2',
+  partner: 'test_partner_key_1',
+  admin: 'test_admin_key_1',
+};
+const API_KEYS: ApiKey[] = [
+  { role: 'storefront', key: KEYS.storefront },
+  { role: 'storefront', key: KEYS.storefront2 },
+  { role: 'partner', key: KEYS.partner },
+  { role: 'admin', key: KEYS.admin },
+];
+
+export type GqlResult = { status: number; body: any };
+export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
+
+/**
+ * The whole pipeline (Hono -> auth -> Yoga -> resolvers -> domain -> PostgreSQL) on this file's own database,
+ * dropped after the file. Requests go through `app.request`, no port.
+ */
+export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> = {}) {
+  const metrics = createMetrics();
+  const tdb: TestDatabase = await createTestDatabase({
+    max: settings.poolSize ?? 20,
+    retry: { onRetry: (reason) => metrics.txRetries.inc({ reason }) },
+  });
+  const { app } = createApp({
+    db: tdb.db,
+    metrics,
+    keys: API_KEYS,
+    logger: pino({ level: 'silent' }),
+    settings: {
+      holdTtlSeconds: settings.holdTtlSeconds ?? 600,
+      idempotencyRetentionHours: 24,
+      maxLines: settings.maxLines ?? 50,
+      maxLineQuantity: settings.maxLineQuantity ?? 100,
+    },
+  });
+  afterAll(() => tdb.drop());
+
+  async function gql(query: string, variables: Record<string, unknown> = {}, key: string | null = KEYS.storefront): Promise<GqlResult> {
+    const res = await app.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: res.status, body: await res.json() };
+  }
+  /** Admin: a product with `stock` units available. */
+  async function product(sku: string, stock: number, priceAmount = 1000) {
+    const r = await gql(CREATE_PRODUCT, { input: { sku, name: `Product ${sku}`, priceAmount, currencyCode: 'USD', initialStock: stock } }, KEYS.admin);
+    if (r.body.data?.createProduct?.userErrors?.length !== 0) throw new Error(JSON.stringify(r.body));
+  }
+  async function inventory(sku: string) {
+    const { rows } = await tdb.db.query('SELECT available, reserved, sold FROM inventory WHERE sku = $1', [sku]);
+    return rows[0] as { available: number; reserved: number; sold: number };
+  }
+  async function placeOrder(input: { idempotencyKey: string; customerId?: string; lines: { sku: string; quantity: number }[] }, key = KEYS.storefront) {
+    const r = await gql(PLACE_ORDER, { input: { customerId: 'cust-1', ...input } }, key);
+    if (r.status !== 200 || r.body.errors) throw new Error(`placeOrder fault: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.data.placeOrder as {
+      replayed: boolean;
+      order: { id: string; status: string; reservation: { state: string; expiresAt: string } | null; rejection: { code: string } | null } | null;
+      userErrors: { code: string; field: string[] | null; message: string; sku: string | null }[];
+    };
+  }
+  async function release(orderId: string, key = KEYS.storefront) {
+    const r = await gql(RELEASE, { input: { orderId } }, key);
+    if (r.status !== 200 || r.body.errors) throw new Error(`release fault: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.data.releaseReservation as { order: { id: string; status: string } | null; userErrors: { code: string }[] };
+  }
+  return { app, db: tdb.db, dbUrl: tdb.url, metrics, gql, product, inventory, placeOrder, release };
+}
+
+export const CREATE_PRODUCT = `mutation($input: CreateProductInput!) { createProduct(input: $input) { product { sku } userErrors { code field message } } }`;
+export const ORDER_FIELDS = `id status customerId total { amount currencyCode } lines { sku quantity unitPrice { amount } } reservation { state expiresAt } rejection { code message sku } createdAt updatedAt`;
+export const PLACE_ORDER = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;
+export const RELEASE = `mutation($input: ReleaseReservationInput!) { releaseReservation(input: $input) { order { ${ORDER_FIELDS} } userErrors { code field message } } }`;
