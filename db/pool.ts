@@ -30,9 +30,16 @@ export function createDb(opts: DbOptions): Db {
     max: opts.max ?? 20,
     application_name: opts.applicationName ?? 'lastunit',
   });
+  return wrapPool(pool, opts.retry);
+}
+
+/**
+ * Any pg-compatible pool (node-postgres, or `@neondatabase/serverless` on the edge) as a Db.
+ * @example const db = wrapPool(new neon.Pool({ connectionString }))
+ */
+export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
   // An idle client losing its connection must not crash the process; the next checkout gets a fresh one.
   pool.on('error', () => {});
-  const retry = opts.retry ?? {};
   return {
     pool,
     query: (text, values) => pool.query(text, values as any[]),

@@ -1,16 +1,17 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { ApiKey } from './config.js';
 import type { Caller } from '../schema/context.js';
+import { sha256Hex } from '../orders/rules.js';
 
 /** An API client's stable id: its role and a digest of its key (the key itself is never stored). */
-export function clientIdFor(k: ApiKey): string {
-  return `${k.role}_${createHash('sha256').update(k.key).digest('hex').slice(0, 16)}`;
+export async function clientIdFor(k: ApiKey): Promise<string> {
+  return `${k.role}_${(await sha256Hex(k.key)).slice(0, 16)}`;
 }
 
 /** Random demo keys for the embedded default, one per role. */
 export function generateDemoKeys(): ApiKey[] {
-  return (['storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${randomBytes(12).toString('hex')}` }));
+  const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
+  return (['storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${hex()}` }));
 }
 
 export type AuthVariables = { caller: Caller };
@@ -20,11 +21,14 @@ export type AuthVariables = { caller: Caller };
  * @example app.use('/graphql', apiKeyAuth(keys))
  */
 export function apiKeyAuth(keys: ApiKey[], opts: { allowAnonymous?: (req: Request) => boolean } = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
-  const byKey = new Map(keys.map((k) => [k.key, { clientId: clientIdFor(k), role: k.role } satisfies Caller]));
+  // client ids are digests (Web Crypto is async): computed once, on the first request
+  let byKey: Promise<Map<string, Caller>> | undefined;
+  const lookup = () =>
+    (byKey ??= Promise.all(keys.map(async (k) => [k.key, { clientId: await clientIdFor(k), role: k.role }] as const)).then((e) => new Map(e)));
   return async function apiKeyAuth(c, next) {
     const header = c.req.header('authorization') ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const caller = m ? byKey.get(m[1]!) : undefined;
+    const caller = m ? (await lookup()).get(m[1]!) : undefined;
     if (!caller) {
       if (opts.allowAnonymous?.(c.req.raw)) return next();
       return c.json(

@@ -40,7 +40,7 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
         clientId: caller.clientId,
         customerId: input.customerId,
         key: input.idempotencyKey,
-        requestHash: requestFingerprint(input),
+        requestHash: await requestFingerprint(input),
         lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
         holdTtlSeconds: settings.holdTtlSeconds,
         retentionHours: settings.idempotencyRetentionHours,

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 export type LineInput = { sku: string; quantity: number };
 export type Limits = { maxLines: number; maxLineQuantity: number };
 export type InputError = { code: 'INVALID_INPUT'; field: string[]; message: string; sku?: string };
@@ -35,11 +33,15 @@ export function validatePlaceOrder(
  * I5: the request fingerprint. Canonical form: customer plus lines sorted by SKU, so the same cart in another line
  * order is the same request, and any other difference is a different one.
  */
-export function requestFingerprint(input: { customerId: string; lines: LineInput[]; extra?: unknown }): string {
+export async function requestFingerprint(input: { customerId: string; lines: LineInput[]; extra?: unknown }): Promise<string> {
   const lines = [...input.lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0)).map((l) => [l.sku, l.quantity]);
-  return createHash('sha256')
-    .update(JSON.stringify({ c: input.customerId, l: lines, x: input.extra ?? null }))
-    .digest('hex');
+  return sha256Hex(JSON.stringify({ c: input.customerId, l: lines, x: input.extra ?? null }));
+}
+
+/** SHA-256 as hex with Web Crypto, available on Node 20 and in Workers alike. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
