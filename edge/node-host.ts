@@ -13,7 +13,7 @@ import { generateDemoKeys } from './api-keys.js';
 import { ConfigError, type ApiKey, type Config } from './config.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
 
-export type NodeHost = { url: string; port: number; keys: ApiKey[]; embedded: boolean; stop: () => Promise<void> };
+export type NodeHost = { url: string; port: number; keys: ApiKey[]; embeddedDir?: string; stop: () => Promise<void> };
 
 /** Demo keys survive restarts (under DATA_DIR) so orders stay visible to the same demo client. */
 async function demoKeys(dataDir: string): Promise<ApiKey[]> {
@@ -39,7 +39,12 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   let embedded: EmbeddedDb | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'pg'), database: 'lastunit', onLog: (l) => logger.trace({ pg: l.trim() }) });
+    embedded = await startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'pg'),
+      database: 'lastunit',
+      onLog: (l) => logger.trace({ pg: l.trim() }),
+      onWarn: (l) => logger.warn(l),
+    });
     databaseUrl = embedded.url;
   }
   const metrics = createMetrics();
@@ -83,5 +88,5 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await db.end();
       await embedded?.stop();
     })());
-  return { url, port, keys, embedded: !!embedded, stop };
+  return { url, port, keys, embeddedDir: embedded?.dir, stop };
 }

@@ -7,10 +7,10 @@ async function main() {
   const host = await startNodeHost(config);
   const lines = [
     `lastunit listening on ${host.url}/graphql  (health: ${host.url}/healthz, metrics: ${host.url}/metrics)`,
-    host.embedded ? `database: embedded PostgreSQL under ${config.dataDir}/pg, demo catalog loaded` : 'database: DATABASE_URL',
+    host.embeddedDir ? `database: embedded PostgreSQL in ${host.embeddedDir}, demo catalog loaded` : 'database: DATABASE_URL',
   ];
   if (!config.apiKeys) {
-    lines.push('demo API keys (kept in .data/demo-keys.json):');
+    lines.push(`demo API keys (kept in ${config.dataDir}/demo-keys.json):`);
     for (const k of host.keys) lines.push(`  ${k.role.padEnd(10)} ${k.key}`);
   }
   console.log(lines.join('\n'));
