@@ -2,9 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
-import { createDb } from '../db/pool.js';
-import { migrate } from '../db/migrate.js';
-import { startEmbeddedPostgres, type EmbeddedDb } from '../db/embedded.js';
+import { openDatabase } from './database.js';
 import { seedProducts } from '../db/catalog-store.js';
 import { createMetrics } from '../orders/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
@@ -36,25 +34,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const logger = pino({ level: config.logLevel, base: { service: 'lastunit' } });
   if (config.databaseUrl && !config.apiKeys) throw new ConfigError('invalid configuration:\n  API_KEYS: required when DATABASE_URL is set');
 
-  let embedded: EmbeddedDb | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({
-      dir: path.join(config.dataDir, 'pg'),
-      database: 'lastunit',
-      onLog: (l) => logger.trace({ pg: l.trim() }),
-      onWarn: (l) => logger.warn(l),
-    });
-    databaseUrl = embedded.url;
-  }
   const metrics = createMetrics();
-  const db = createDb({
-    connectionString: databaseUrl,
-    max: config.databasePoolSize,
-    retry: { onRetry: (reason) => metrics.txRetries.inc({ reason }) },
-  });
-  const applied = await migrate(db);
-  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const { db, embedded, close } = await openDatabase(config, logger, metrics);
   if (embedded) {
     const created = await seedProducts(db, DEMO_CATALOG);
     if (created) logger.info({ created }, 'demo catalog seeded');
@@ -85,8 +66,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     (stopping ??= (async () => {
       await new Promise<void>((r) => server.close(() => r()));
       await stopSweeper();
-      await db.end();
-      await embedded?.stop();
+      await close();
     })());
   return { url, port, keys, embeddedDir: embedded?.dir, stop };
 }

@@ -1,0 +1,40 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { createDb, type Db } from '../db/pool.js';
+import { migrate } from '../db/migrate.js';
+import { startEmbeddedPostgres, type EmbeddedDb } from '../db/embedded.js';
+import type { Config } from './config.js';
+import type { Metrics } from '../orders/metrics.js';
+
+/**
+ * The database a host runs on: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR/pg; migrated.
+ * @example const { db, close } = await openDatabase(config, logger, metrics)
+ */
+export async function openDatabase(config: Config, logger: Logger, metrics?: Metrics, poolSize = config.databasePoolSize) {
+  let embedded: EmbeddedDb | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'pg'),
+      database: 'lastunit',
+      onLog: (l) => logger.trace({ pg: l.trim() }),
+      onWarn: (l) => logger.warn(l),
+    });
+    url = embedded.url;
+  }
+  const db: Db = createDb({
+    connectionString: url,
+    max: poolSize,
+    retry: metrics ? { onRetry: (reason) => metrics.txRetries.inc({ reason }) } : {},
+  });
+  const applied = await migrate(db);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  return {
+    db,
+    embedded,
+    close: async () => {
+      await db.end();
+      await embedded?.stop();
+    },
+  };
+}

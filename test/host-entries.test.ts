@@ -1,0 +1,95 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import pg from 'pg';
+import pino from 'pino';
+import { createTestDatabase } from './support/db.js';
+import { createApp } from '../edge/app.js';
+import { createMetrics } from '../orders/metrics.js';
+
+const tdb = await createTestDatabase();
+afterAll(() => tdb.drop());
+const API_KEYS = 'storefront:host_entries_storefront,admin:host_entries_admin';
+
+describe('npm run worker:sweeper', () => {
+  it('runs the sweeper alone against DATABASE_URL and expires due holds', async () => {
+    await tdb.db.query(`INSERT INTO products (sku, name, price_amount, currency) VALUES ('SW-1', 'x', 100, 'USD')`);
+    await tdb.db.query(`INSERT INTO inventory (sku, available) VALUES ('SW-1', 1)`);
+    const r = await tdb.db.query(`SELECT place_order('c', 'u', 'k', 'h', '[{"sku":"SW-1","quantity":1}]', 600, 24) AS r`);
+    const orderId = r.rows[0].r.order.id;
+    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'edge/sweeper-cli.ts'], {
+      env: { ...process.env, DATABASE_URL: tdb.url, API_KEYS, SWEEP_INTERVAL_MS: '50', LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    try {
+      let status = '';
+      for (let i = 0; i < 200 && status !== 'EXPIRED'; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        status = (await tdb.db.query(`SELECT status FROM orders WHERE id = $1`, [orderId])).rows[0].status;
+      }
+      expect(status).toBe('EXPIRED');
+      expect((await tdb.db.query(`SELECT available, reserved FROM inventory WHERE sku = 'SW-1'`)).rows[0]).toEqual({ available: 1, reserved: 0 });
+    } finally {
+      const exited = new Promise((res) => proc.once('exit', res));
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});
+
+describe('npm run db:migrate', () => {
+  it('migrates an empty database, then finds nothing left to do', async () => {
+    const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
+    await admin.connect();
+    const name = `${tdb.name}_empty`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    try {
+      const url = new URL(tdb.url);
+      url.pathname = `/${name}`;
+      const run = () =>
+        spawnSync(process.execPath, ['--import', 'tsx', 'edge/migrate-cli.ts'], {
+          env: { ...process.env, DATABASE_URL: url.toString(), API_KEYS },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      const first = run();
+      expect(first.status).toBe(0);
+      expect(first.stdout).toMatch(/001_core\.sql/);
+      const second = run();
+      expect(second.status).toBe(0);
+      expect(second.stdout).not.toMatch(/001_core\.sql/);
+      const c = new pg.Client({ connectionString: url.toString() });
+      await c.connect();
+      const { rows } = await c.query(`SELECT name FROM schema_migrations ORDER BY name`);
+      expect(rows.map((r) => r.name)).toContain('001_core.sql');
+      await c.end();
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
+
+describe('GraphiQL', () => {
+  const app = (graphiql: boolean) =>
+    createApp({
+      db: tdb.db,
+      metrics: createMetrics(),
+      keys: [{ role: 'storefront', key: 'graphiql_key_1' }],
+      logger: pino({ level: 'silent' }),
+      graphiql,
+      settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 50, maxLineQuantity: 100 },
+    }).app;
+
+  it('is served to a browser in development, without a key (queries still need one)', async () => {
+    const r = await app(true).request('/graphql', { headers: { accept: 'text/html' } });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toMatch(/graphiql/i);
+  });
+
+  it('is not served in production: a browser without a key gets 401', async () => {
+    const r = await app(false).request('/graphql', { headers: { accept: 'text/html' } });
+    expect(r.status).toBe(401);
+  });
+});
