@@ -68,6 +68,28 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
   return r as PlaceOrderRow;
 }
 
+/**
+ * Several single-line orders for ONE SKU in one transaction (`place_orders()` in 005_claim_batches.sql): each is
+ * place_order as above, but they share one commit. Answers come back in request order.
+ */
+export async function placeOrders(
+  db: Db,
+  requests: Omit<PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>[],
+  holdTtlSeconds: number,
+  retentionHours: number,
+): Promise<PlaceOrderRow[]> {
+  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines }));
+  const { rows } = await db.run<{ r: any[] }>('SELECT place_orders($1::jsonb, $2, $3) AS r', [
+    JSON.stringify(payload),
+    holdTtlSeconds,
+    retentionHours,
+  ]);
+  return rows[0]!.r.map((r) => {
+    if (r.order) r.order = toOrder(r.order);
+    return r as PlaceOrderRow;
+  });
+}
+
 export type ReleaseRow =
   | { kind: 'released' | 'noop' | 'already_final' | 'payment_in_flight'; order: OrderRecord }
   | { kind: 'not_found' };

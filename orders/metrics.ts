@@ -18,6 +18,12 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    claimBatchSize: new Histogram({
+      name: 'lastunit_claim_batch_size',
+      help: 'Single-SKU orders placed together in one claiming transaction',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
+      registers: [registry],
+    }),
     txRetries: new Counter({
       name: 'lastunit_transaction_retries_total',
       help: 'Whole-transaction retries after a transient database failure, by SQLSTATE or connection code',

@@ -3,6 +3,7 @@ import * as store from '../db/orders-store.js';
 import type { OrderRecord } from '../db/orders-store.js';
 import type { Metrics } from './metrics.js';
 import { isUuid, requestFingerprint, validatePlaceOrder, type LineInput } from './rules.js';
+import { createClaimBatcher } from './claim-batcher.js';
 
 export type { OrderRecord };
 export type Caller = { clientId: string };
@@ -23,6 +24,32 @@ export type OrdersDeps = {
 /** The order domain: placing, releasing and reading orders. Returns results; only faults throw. */
 export function createOrders({ db, metrics, settings }: OrdersDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
+  type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>;
+  // Single-line orders for the same SKU share a transaction when they arrive together (see claim-batcher.ts).
+  const batcher = createClaimBatcher<Claim, store.PlaceOrderRow>({
+    run: async (claims) => {
+      const stop = metrics.claimSeconds.startTimer();
+      try {
+        return claims.length === 1
+          ? [await store.placeOrder(db, { ...claims[0]!, holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours })]
+          : await store.placeOrders(db, claims, settings.holdTtlSeconds, settings.idempotencyRetentionHours);
+      } finally {
+        stop();
+      }
+    },
+    onBatch: (n) => metrics.claimBatchSize.observe(n),
+  });
+  const claim = (c: Claim): Promise<store.PlaceOrderRow> =>
+    c.lines.length === 1
+      ? batcher(c.lines[0]!.sku, JSON.stringify([c.clientId, c.customerId, c.key]), c)
+      : (async () => {
+          const stop = metrics.claimSeconds.startTimer();
+          try {
+            return await store.placeOrder(db, { ...c, holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours });
+          } finally {
+            stop();
+          }
+        })();
 
   async function placeOrder(
     caller: Caller,
@@ -33,21 +60,13 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
       outcome('INVALID_INPUT');
       return { ok: false, errors: invalid, order: null, replayed: false };
     }
-    const stop = metrics.claimSeconds.startTimer();
-    let r: store.PlaceOrderRow;
-    try {
-      r = await store.placeOrder(db, {
-        clientId: caller.clientId,
-        customerId: input.customerId,
-        key: input.idempotencyKey,
-        requestHash: await requestFingerprint(input),
-        lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
-        holdTtlSeconds: settings.holdTtlSeconds,
-        retentionHours: settings.idempotencyRetentionHours,
-      });
-    } finally {
-      stop();
-    }
+    const r = await claim({
+      clientId: caller.clientId,
+      customerId: input.customerId,
+      key: input.idempotencyKey,
+      requestHash: await requestFingerprint(input),
+      lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
+    });
     switch (r.kind) {
       case 'placed':
         outcome('RESERVED');

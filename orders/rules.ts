@@ -19,8 +19,13 @@ export function validatePlaceOrder(
     err(['customerId'], `customerId must be 1 to ${MAX_CUSTOMER_ID_LENGTH} characters`);
   if (input.lines.length === 0) err(['lines'], 'an order needs at least one line');
   if (input.lines.length > limits.maxLines) err(['lines'], `an order may have at most ${limits.maxLines} lines`);
+  // PostgreSQL text cannot hold NUL: refuse it here as bad input rather than fail in the database as a fault.
+  if (input.idempotencyKey.includes('\u0000')) err(['idempotencyKey'], 'idempotencyKey must not contain NUL characters');
+  if (input.customerId.includes('\u0000')) err(['customerId'], 'customerId must not contain NUL characters');
   const seen = new Set<string>();
   input.lines.forEach((line, i) => {
+    if (line.sku.length === 0 || line.sku.length > 64 || line.sku.includes('\u0000'))
+      err(['lines', String(i), 'sku'], 'sku must be 1 to 64 characters', line.sku.replace(/\u0000/g, ''));
     if (!Number.isInteger(line.quantity) || line.quantity < 1 || line.quantity > limits.maxLineQuantity)
       err(['lines', String(i), 'quantity'], `quantity must be between 1 and ${limits.maxLineQuantity}`, line.sku);
     if (seen.has(line.sku)) err(['lines', String(i), 'sku'], `${line.sku} appears on more than one line`, line.sku);

@@ -18,6 +18,21 @@ describe('placeOrder', () => {
       expect(a.userErrors[0]).toMatchObject({ code: 'SOLD_OUT', sku: 'LAST' });
     }
     expect(await t.inventory('LAST')).toEqual({ available: 0, reserved: 1, sold: 0 });
+    // rejected orders hold nothing, and what others hear about them says REJECTED
+    const { rows } = await t.db.query(
+      `SELECT o.status, count(DISTINCT o.id)::int AS orders, count(DISTINCT r.id)::int AS holds,
+              bool_and(e.payload->>'status' = o.status) AS event_says_status
+         FROM orders o JOIN order_lines l ON l.order_id = o.id AND l.sku = 'LAST'
+         LEFT JOIN reservations r ON r.order_id = o.id
+         JOIN outbox e ON e.topic = 'order_status' AND e.aggregate_key = o.id::text
+        GROUP BY o.status ORDER BY o.status`,
+    );
+    expect(rows).toEqual([
+      { status: 'REJECTED', orders: 199, holds: 0, event_says_status: true },
+      { status: 'RESERVED', orders: 1, holds: 1, event_says_status: true },
+    ]);
+    const { rows: avail } = await t.db.query(`SELECT payload FROM outbox WHERE topic = 'availability' AND aggregate_key = 'LAST'`);
+    expect(avail.map((r) => r.payload)).toEqual([expect.objectContaining({ sku: 'LAST', available: 0, soldOut: true })]);
   });
 
   it('never hands out more than 100 units to 1,000 concurrent buyers of 1 to 3, and refuses nobody it could have served', async () => {

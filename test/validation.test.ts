@@ -26,6 +26,10 @@ describe('placeOrder refuses bad input with a userErrors entry and writes nothin
     ['a key longer than 255', { idempotencyKey: 'k'.repeat(256), lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'idempotencyKey']],
     ['an empty key', { idempotencyKey: '', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'idempotencyKey']],
     ['an empty customer id', { customerId: ' ', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'customerId']],
+    ['a NUL character in the key', { idempotencyKey: 'a\u0000b', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'idempotencyKey']],
+    ['a NUL character in the customer id', { customerId: 'c\u0000', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'customerId']],
+    ['a NUL character in a SKU', { lines: [line('VAL\u0000A', 1)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'sku']],
+    ['an empty SKU', { lines: [line('', 1)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'sku']],
     ['an unknown SKU', { lines: [line('VAL-A', 1), line('NO-SUCH-SKU', 1)] }, 'UNKNOWN_SKU', ['input', 'lines', '1', 'sku']],
     ['lines in two currencies', { lines: [line('VAL-A', 1), line('VAL-EUR', 1)] }, 'INVALID_INPUT', ['input', 'lines']],
   ];

@@ -128,31 +128,38 @@ $$;
 -- placeOrder in one round trip (ARCHITECTURE.md section 2, steps 1-3).
 -- p_lines: jsonb array of {sku, quantity}, already validated for shape, limits and duplicates by the caller.
 -- Returns {kind, order?, sku?}: kind is placed | rejected | replayed | reused | in_progress | unknown_sku | mixed_currency.
+-- Step 3: the claim is as late as it can be. Everything that does not depend on it (order, lines, hold, key row,
+-- order-status event) is written first; after the claim come only one outbox insert built from the UPDATE's own
+-- RETURNING and the commit, so the hot inventory row is locked for as short a time as possible. A rejected claim
+-- takes no lock, and the order row is then corrected to REJECTED.
 CREATE FUNCTION place_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_order_id   uuid := gen_random_uuid();
-  v_existing   idempotency_keys%ROWTYPE;
-  v_unknown    text;
-  v_currencies integer;
-  v_total      integer;
-  v_currency   char(3);
-  v_expires    timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
-  v_failed_sku text;
-  v_failed_qty integer;
-  v_left       integer;
-  v_rejection  jsonb;
-  v_line       record;
-  v_n          integer := jsonb_array_length(p_lines);
-  v_order      jsonb;
+  v_order_id     uuid := gen_random_uuid();
+  v_now          timestamptz := now();
+  v_expires      timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
+  v_existing     idempotency_keys%ROWTYPE;
+  v_unknown      text;
+  v_currencies   integer;
+  v_total        integer;
+  v_currency     char(3);
+  v_lines        jsonb;
+  v_failed_sku   text;
+  v_failed_qty   integer;
+  v_left         integer;
+  v_rejection    jsonb;
+  v_line         record;
+  v_inv          record;
+  v_status_event bigint;
 BEGIN
   -- Unknown SKUs and mixed currencies are bad input: answer before anything is written. Products are never deleted
   -- and prices are copied onto the order, so this read decides nothing about stock.
-  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount * l.quantity), min(p.currency)
-    INTO v_unknown, v_currencies, v_total, v_currency
+  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount * l.quantity), min(p.currency),
+         jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku)
+    INTO v_unknown, v_currencies, v_total, v_currency, v_lines
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
     LEFT JOIN products p ON p.sku = l.sku;
   IF v_unknown IS NOT NULL THEN
@@ -163,8 +170,8 @@ BEGIN
   END IF;
 
   -- I4: the key row first. A concurrent twin blocks here on the unique index until this transaction ends, then replays.
-  INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, expires_at)
-  VALUES (p_client_id, p_customer_id, p_key, p_request_hash, v_order_id, 'PROCESSING',
+  INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
+  VALUES (p_client_id, p_customer_id, p_key, p_request_hash, v_order_id, 'DONE', jsonb_build_object('orderId', v_order_id),
           now() + make_interval(hours => p_retention_hours))
   ON CONFLICT DO NOTHING;
   IF NOT FOUND THEN
@@ -184,23 +191,44 @@ BEGIN
     RETURN jsonb_build_object('kind', 'replayed', 'order', order_json(v_existing.order_id), 'response', v_existing.response);
   END IF;
 
+  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at)
+  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now);
+  INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+  SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
+  INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
+  SELECT v_order_id, l.sku, l.quantity, 'HELD', v_expires, v_now FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
+  -- I9
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  VALUES ('order_status', v_order_id::text,
+          jsonb_build_object('orderId', v_order_id, 'clientId', p_client_id, 'status', 'RESERVED', 'updatedAt', v_now))
+  RETURNING id INTO v_status_event;
+
   -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
-  IF v_n = 1 THEN
-    SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
+  IF jsonb_array_length(v_lines) = 1 THEN
+    SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
     UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
-     WHERE sku = v_line.sku AND available >= v_line.quantity;
-    IF NOT FOUND THEN
+     WHERE sku = v_line.sku AND available >= v_line.quantity
+    RETURNING sku, available, version, updated_at INTO v_inv;
+    IF FOUND THEN
+      INSERT INTO outbox (topic, aggregate_key, payload)
+      VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
+              'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
+    ELSE
       v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
     END IF;
   ELSE
-    BEGIN  -- a subtransaction: a line that cannot be claimed rolls back the earlier claims and their row locks
-      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
+    BEGIN  -- a subtransaction: a line that cannot be claimed rolls back the earlier claims, their events and their row locks
+      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
         UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
-         WHERE sku = v_line.sku AND available >= v_line.quantity;
+         WHERE sku = v_line.sku AND available >= v_line.quantity
+        RETURNING sku, available, version, updated_at INTO v_inv;
         IF NOT FOUND THEN
           v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
           RAISE EXCEPTION 'claim failed' USING ERRCODE = 'LU001';
         END IF;
+        INSERT INTO outbox (topic, aggregate_key, payload)
+        VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
+                'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
       END LOOP;
     EXCEPTION WHEN SQLSTATE 'LU001' THEN
       NULL;  -- claims undone; v_failed_sku survives (plpgsql variables are not rolled back)
@@ -214,26 +242,20 @@ BEGIN
       'sku', v_failed_sku,
       'message', CASE WHEN v_left = 0 THEN format('%s is sold out', v_failed_sku)
                       ELSE format('only %s of %s left, %s requested', v_left, v_failed_sku, v_failed_qty) END);
+    -- Recorded, so a retry with the same key replays this rejection.
+    UPDATE orders SET status = 'REJECTED', rejection = v_rejection WHERE id = v_order_id;
+    DELETE FROM reservations WHERE order_id = v_order_id;
+    UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = v_status_event;
   END IF;
 
-  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, rejection)
-  VALUES (v_order_id, p_client_id, p_customer_id,
-          CASE WHEN v_rejection IS NULL THEN 'RESERVED' ELSE 'REJECTED' END, v_total, v_currency, v_rejection);
-  INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
-  SELECT v_order_id, l.sku, l.quantity, p.price_amount
-    FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) JOIN products p ON p.sku = l.sku;
-  IF v_rejection IS NULL THEN
-    INSERT INTO reservations (order_id, sku, quantity, state, expires_at)
-    SELECT v_order_id, l.sku, l.quantity, 'HELD', v_expires
-      FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
-    PERFORM emit_availability(ARRAY(SELECT l.sku FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)));
-  END IF;
-  PERFORM emit_order_status(ARRAY[v_order_id]);
-
-  v_order := order_json(v_order_id);
-  UPDATE idempotency_keys SET state = 'DONE', response = jsonb_build_object('orderId', v_order_id)
-   WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
-  RETURN jsonb_build_object('kind', CASE WHEN v_rejection IS NULL THEN 'placed' ELSE 'rejected' END, 'order', v_order);
+  -- The same document order_json() builds, from what this call already knows (no re-read).
+  RETURN jsonb_build_object(
+    'kind', CASE WHEN v_rejection IS NULL THEN 'placed' ELSE 'rejected' END,
+    'order', jsonb_build_object(
+      'id', v_order_id, 'status', CASE WHEN v_rejection IS NULL THEN 'RESERVED' ELSE 'REJECTED' END,
+      'customerId', p_customer_id, 'totalAmount', v_total, 'currency', v_currency, 'rejection', v_rejection,
+      'createdAt', v_now, 'updatedAt', v_now, 'lines', v_lines,
+      'reservation', CASE WHEN v_rejection IS NULL THEN jsonb_build_object('state', 'HELD', 'expiresAt', v_expires) END));
 END
 $$;
 

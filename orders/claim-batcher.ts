@@ -1,0 +1,65 @@
+/**
+ * Natural batching of claims for one SKU: a request goes out at once when nothing is in flight for its SKU; requests
+ * arriving meanwhile wait and go together in the next batch (one transaction, one commit). No timers, so an idle
+ * SKU pays no latency, and a hot SKU's throughput is no longer one commit flush per order.
+ */
+export type BatchRunner<Req, Res> = (requests: Req[]) => Promise<Res[]>;
+
+type Item<Req, Res> = { req: Req; dedupe: string; resolve: (r: Res) => void; reject: (e: unknown) => void };
+type Lane<Req, Res> = { waiting: Item<Req, Res>[]; busy: boolean };
+
+export function createClaimBatcher<Req, Res>(opts: {
+  run: BatchRunner<Req, Res>;
+  maxBatch?: number;
+  onBatch?: (size: number) => void;
+}) {
+  const maxBatch = opts.maxBatch ?? 64;
+  const lanes = new Map<string, Lane<Req, Res>>();
+
+  async function runAlone(item: Item<Req, Res>) {
+    try {
+      const [res] = await opts.run([item.req]);
+      item.resolve(res!);
+    } catch (err) {
+      item.reject(err);
+    }
+  }
+
+  async function flush(laneKey: string, lane: Lane<Req, Res>) {
+    // Two requests with the same idempotency key never share a batch: the second must see the first one's outcome.
+    const batch: Item<Req, Res>[] = [];
+    const seen = new Set<string>();
+    const rest: Item<Req, Res>[] = [];
+    for (const item of lane.waiting) {
+      if (batch.length < maxBatch && !seen.has(item.dedupe)) {
+        batch.push(item);
+        seen.add(item.dedupe);
+      } else rest.push(item);
+    }
+    lane.waiting = rest;
+    lane.busy = true;
+    opts.onBatch?.(batch.length);
+    try {
+      const results = await opts.run(batch.map((b) => b.req));
+      batch.forEach((b, i) => b.resolve(results[i]!));
+    } catch (err) {
+      // One request's fault must not fail its neighbours: repeat each alone, so only the faulty one sees the error.
+      if (batch.length === 1) batch[0]!.reject(err);
+      else for (const b of batch) await runAlone(b);
+    } finally {
+      lane.busy = false;
+      if (lane.waiting.length) void flush(laneKey, lane);
+      else lanes.delete(laneKey);
+    }
+  }
+
+  /** Queues `req` on `laneKey` (the SKU); `dedupe` is its idempotency scope (client, customer, key). */
+  return function submit(laneKey: string, dedupe: string, req: Req): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      let lane = lanes.get(laneKey);
+      if (!lane) lanes.set(laneKey, (lane = { waiting: [], busy: false }));
+      lane.waiting.push({ req, dedupe, resolve, reject });
+      if (!lane.busy) void flush(laneKey, lane);
+    });
+  };
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { createClaimBatcher } from '../orders/claim-batcher.js';
+import { startTestApp } from './support/app.js';
+
+// The batcher is a pure concurrency utility: these first cases drive it with a recording runner (no database involved).
+function recorder(fail?: (req: number) => boolean) {
+  const batches: number[][] = [];
+  const run = async (reqs: number[]) => {
+    batches.push(reqs);
+    await new Promise((r) => setTimeout(r, 5));
+    if (fail && reqs.some(fail)) throw new Error(`fault in ${reqs.join(',')}`);
+    return reqs.map((r) => r * 10);
+  };
+  return { batches, run };
+}
+
+describe('claim batcher', () => {
+  it('sends a lone request at once and coalesces the ones that arrive while a batch is in flight', async () => {
+    const { batches, run } = recorder();
+    const submit = createClaimBatcher({ run });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => submit('SKU', `k${n}`, n)));
+    expect(answers).toEqual([10, 20, 30, 40, 50]);
+    expect(batches).toEqual([[1], [2, 3, 4, 5]]);
+  });
+
+  it('keeps lanes (SKUs) apart', async () => {
+    const { batches, run } = recorder();
+    const submit = createClaimBatcher({ run });
+    await Promise.all([submit('A', 'a1', 1), submit('B', 'b1', 2), submit('A', 'a2', 3), submit('B', 'b2', 4)]);
+    expect(batches).toEqual([[1], [2], [3], [4]]);
+  });
+
+  it('never puts two requests with the same idempotency scope in one batch', async () => {
+    const { batches, run } = recorder();
+    const submit = createClaimBatcher({ run });
+    await Promise.all([submit('S', 'x', 1), submit('S', 'same', 2), submit('S', 'same', 3), submit('S', 'y', 4)]);
+    expect(batches).toEqual([[1], [2, 4], [3]]);
+  });
+
+  it('caps a batch at maxBatch', async () => {
+    const { batches, run } = recorder();
+    const submit = createClaimBatcher({ run, maxBatch: 2 });
+    await Promise.all([1, 2, 3, 4, 5, 6].map((n) => submit('S', `k${n}`, n)));
+    expect(batches.map((b) => b.length)).toEqual([1, 2, 2, 1]);
+  });
+
+  it('isolates a fault: the batch is repeated one by one and only the faulty request fails', async () => {
+    const { batches, run } = recorder((r) => r === 3);
+    const submit = createClaimBatcher({ run });
+    const settled = await Promise.allSettled([1, 2, 3, 4].map((n) => submit('S', `k${n}`, n)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+  });
+});
+
+const t = await startTestApp();
+
+describe('placeOrder with coalesced claims (real pipeline)', () => {
+
+  it('places concurrent single-SKU orders in shared transactions, each claimed and answered on its own', async () => {
+    await t.product('BATCH-1', 30);
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => t.placeOrder({ idempotencyKey: `b-${i}`, customerId: `c-${i}`, lines: [{ sku: 'BATCH-1', quantity: 1 }] })),
+    );
+    expect(answers.filter((a) => a.order?.status === 'RESERVED')).toHaveLength(30);
+    expect(answers.filter((a) => a.userErrors[0]?.code === 'SOLD_OUT')).toHaveLength(30);
+    expect(new Set(answers.map((a) => a.order!.id)).size).toBe(60);
+    const sizes = (await t.metrics.claimBatchSize.get()).values.find((v) => v.metricName === 'lastunit_claim_batch_size_count');
+    const sum = (await t.metrics.claimBatchSize.get()).values.find((v) => v.metricName === 'lastunit_claim_batch_size_sum');
+    expect(sum!.value).toBe(60);
+    expect(sizes!.value).toBeLessThan(60); // at least one batch held more than one order
+    expect(await t.inventory('BATCH-1')).toEqual({ available: 0, reserved: 30, sold: 0 });
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM reservations WHERE sku = 'BATCH-1' AND state = 'HELD'`);
+    expect(rows[0].n).toBe(30);
+  });
+
+  it('answers a retry that lands in the same moment as its original with the same order', async () => {
+    await t.product('BATCH-2', 5);
+    const input = { idempotencyKey: 'twin', customerId: 'c', lines: [{ sku: 'BATCH-2', quantity: 1 }] };
+    const others = Array.from({ length: 10 }, (_, i) => t.placeOrder({ idempotencyKey: `o-${i}`, customerId: `o-${i}`, lines: [{ sku: 'BATCH-2', quantity: 1 }] }));
+    const [a, b] = await Promise.all([t.placeOrder(input), t.placeOrder(input), ...others]);
+    expect(a!.order!.id).toBe(b!.order!.id);
+    expect([a!.replayed, b!.replayed].sort()).toEqual([false, true]);
+    expect(await t.inventory('BATCH-2')).toEqual({ available: 0, reserved: 5, sold: 0 });
+  });
+});
