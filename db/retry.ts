@@ -1,7 +1,7 @@
 /** SQLSTATEs after which the whole transaction is repeated: nothing it did was committed. */
 const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
-/** Connection-level failures before the commit was acknowledged; safe to repeat because every write is idempotent. */
-const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03']);
+/** Connection-level failures (lost, or refused as 53300 too many clients) before a commit was acknowledged; safe to repeat because every write is idempotent. */
+const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300']);
 
 export type RetryOptions = {
   /** total attempts, first included */

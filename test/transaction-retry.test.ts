@@ -89,6 +89,7 @@ describe('the transaction helper', () => {
   it('classifies lost connections as retryable', () => {
     expect(retryReason({ code: '57P01' })).toBe('57P01');
     expect(retryReason({ code: '08006' })).toBe('08006');
+    expect(retryReason({ code: '53300' })).toBe('53300');
     expect(retryReason(new Error('Connection terminated unexpectedly'))).toBe('connection');
     expect(retryReason({ code: '23505' })).toBeNull();
   });

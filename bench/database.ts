@@ -1,0 +1,94 @@
+// The bench's own database: a fresh one on the server DATABASE_URL points at (dropped at the end), or an embedded
+// PostgreSQL in a temp dir when there is none. Migrated with the project's migrations, plus one bench-only table.
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { createDb } from '../db/pool.js';
+import { migrate } from '../db/migrate.js';
+
+export type BenchDatabase = {
+  /** connection string of the bench database (what the server and the baselines use) */
+  url: string;
+  name: string;
+  /** where it lives, for the report (no credentials) */
+  where: string;
+  drop: () => Promise<void>;
+};
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+function describe(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+}
+
+/**
+ * Creates (and migrates) `lastunit_bench_<timestamp>_<hex>`: on the server of `adminUrl` when given, else in an
+ * embedded PostgreSQL under a temp dir that is deleted with it.
+ * @example const bdb = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL }); ...; await bdb.drop()
+ */
+export async function createBenchDatabase(opts: { adminUrl?: string; log?: (s: string) => void }): Promise<BenchDatabase> {
+  const name = `lastunit_bench_${Date.now()}_${randomBytes(2).toString('hex')}`;
+  let bdb: BenchDatabase;
+  if (opts.adminUrl) {
+    const adminUrl = opts.adminUrl;
+    const admin = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+    } finally {
+      await admin.end();
+    }
+    const url = withDatabase(adminUrl, name);
+    bdb = {
+      url,
+      name,
+      where: describe(url),
+      drop: async () => {
+        const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+        await c.connect();
+        try {
+          await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
+        } finally {
+          await c.end();
+        }
+      },
+    };
+  } else {
+    // Not mkdtemp: the embedded server may run as a 'postgres' user that must be able to enter the parent dir.
+    const dir = path.join(os.tmpdir(), `lastunit-bench-pg-${process.pid}-${randomBytes(3).toString('hex')}`);
+    opts.log?.(`bench: embedded PostgreSQL data in ${dir}`);
+    const emb = await startEmbeddedPostgres({ dir, database: name, persistent: false });
+    bdb = {
+      url: emb.url,
+      name,
+      where: `embedded ${describe(emb.url)}`,
+      drop: async () => {
+        await emb.stop();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  try {
+    const db = createDb({ connectionString: bdb.url, max: 1, applicationName: 'lastunit-bench' });
+    try {
+      await migrate(db);
+      // Where the ceiling and naive baselines put their "reservation" rows: no FKs, one insert per claim.
+      await db.query(`CREATE TABLE bench_claims (
+        id bigserial PRIMARY KEY, sku text NOT NULL, quantity integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    } finally {
+      await db.end();
+    }
+  } catch (err) {
+    await bdb.drop().catch(() => {});
+    throw err;
+  }
+  return bdb;
+}

@@ -1,0 +1,114 @@
+// placeOrder over HTTP: autocannon closed loop (`connections` clients, each waits for its answer before sending again),
+// every request with a distinct idempotency key and customer, every answer classified from its GraphQL body.
+import autocannon from 'autocannon';
+import { newOutcome, noteError, type LoadOutcome } from './stats.js';
+import type { ServerProcess } from './server.js';
+
+export const PLACE_ORDER = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { id status } userErrors { code } } }`;
+const CREATE_PRODUCT = `mutation($input: CreateProductInput!) { createProduct(input: $input) { product { sku } userErrors { code message } } }`;
+const REFUSALS = new Set(['SOLD_OUT', 'INSUFFICIENT_STOCK']);
+
+/** One GraphQL request (setup only, not measured). */
+export async function gql(endpoint: string, key: string, query: string, variables: Record<string, unknown>): Promise<any> {
+  const res = await fetch(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const body = await res.json().catch(() => null);
+  if (res.status !== 200 || !body || body.errors) throw new Error(`GraphQL fault: HTTP ${res.status} ${JSON.stringify(body)}`);
+  return body.data;
+}
+
+/** Admin: a product with `stock` units, through the API. */
+export async function createProduct(srv: ServerProcess, sku: string, stock: number): Promise<void> {
+  const data = await gql(srv.endpoint, srv.keys.admin, CREATE_PRODUCT, {
+    input: { sku, name: `Bench ${sku}`, priceAmount: 1999, currencyCode: 'USD', initialStock: stock },
+  });
+  const p = data.createProduct;
+  if (p.userErrors.length || p.product?.sku !== sku) throw new Error(`createProduct ${sku} failed: ${JSON.stringify(p)}`);
+}
+
+export type HttpLoadOptions = {
+  srv: ServerProcess;
+  sku: string;
+  /** distinct per scenario and run: keys are `${keyPrefix}-${n}` */
+  keyPrefix: string;
+  connections: number;
+  /** total requests (flash sale); else `durationS` */
+  amount?: number;
+  durationS?: number;
+  signal?: AbortSignal;
+};
+
+export type HttpOutcome = LoadOutcome & { keysSent: number };
+
+/** Classifies one placeOrder answer. */
+function classify(o: LoadOutcome, status: number, raw: string) {
+  if (status !== 200) return noteError(o, `HTTP ${status}: ${raw}`);
+  let body: any;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return noteError(o, `unparsable body: ${raw}`);
+  }
+  if (body.errors) return noteError(o, `GraphQL errors: ${JSON.stringify(body.errors)}`);
+  const p = body.data?.placeOrder;
+  if (!p) return noteError(o, `no payload: ${raw}`);
+  if (p.replayed) return noteError(o, `unexpected replay of a fresh key: ${raw}`);
+  if (p.order?.status === 'RESERVED' && p.userErrors.length === 0) o.claimed++;
+  else if (REFUSALS.has(p.userErrors[0]?.code)) o.refused++;
+  else noteError(o, `unexpected answer: ${raw}`);
+}
+
+/**
+ * Runs placeOrder (quantity 1) against `sku` until `amount` answers or `durationS` seconds.
+ * @example const o = await runPlaceOrderLoad({ srv, sku: 'FLASH', keyPrefix: 'r1-flash', connections: 64, amount: 2000 })
+ */
+export function runPlaceOrderLoad(opts: HttpLoadOptions): Promise<HttpOutcome> {
+  const o: HttpOutcome = { ...newOutcome(), keysSent: 0 };
+  const connections = opts.amount ? Math.min(opts.connections, opts.amount) : opts.connections;
+  const nextBody = () => {
+    const n = o.keysSent++;
+    return JSON.stringify({
+      query: PLACE_ORDER,
+      variables: { input: { idempotencyKey: `${opts.keyPrefix}-${n}`, customerId: `${opts.keyPrefix}-buyer-${n}`, lines: [{ sku: opts.sku, quantity: 1 }] } },
+    });
+  };
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) return reject(new Error('aborted before start'));
+    const started = process.hrtime.bigint();
+    const inst = autocannon(
+      {
+        url: `http://127.0.0.1:${opts.srv.port}`,
+        connections,
+        ...(opts.amount ? { amount: opts.amount } : { duration: opts.durationS ?? 10 }),
+        timeout: 30, // seconds; a shared 2-core machine can stall a commit for several
+        pipelining: 1,
+        requests: [
+          {
+            method: 'POST',
+            path: '/graphql',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${opts.srv.keys.storefront}` },
+            setupRequest: (req) => ({ ...req, body: nextBody() }),
+            onResponse: (status, body) => classify(o, status, body),
+          },
+        ],
+      },
+      (err) => {
+        opts.signal?.removeEventListener('abort', onAbort);
+        o.elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
+        o.requests = o.claimed + o.refused + o.errors;
+        if (err) reject(err);
+        else if (opts.signal?.aborted) reject(new Error(`aborted: ${String(opts.signal.reason?.message ?? opts.signal.reason)}`));
+        else resolve(o);
+      },
+    );
+    // every answer, whatever its status, with its response time in ms (autocannon's own histogram keeps whole ms only)
+    inst.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => o.latency.record(ms));
+    inst.on('reqError', (err: Error) => noteError(o, `transport: ${err.message}`));
+    const onAbort = () => inst.stop();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,126 @@
+// The result shape (also the JSON written to bench/results/latest.json) and the printed table.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { InventoryRow } from './verify.js';
+
+export type Engine = 'lastunit' | 'ceiling' | 'naive';
+export type Mode = 'flash' | 'hot';
+
+export type ScenarioResult = {
+  id: string;
+  label: string;
+  engine: Engine;
+  mode: Mode;
+  via: 'http' | 'pg';
+  sku: string;
+  /** stock the SKU started with */
+  units: number;
+  concurrency: number;
+  /** closed-loop rounds the figures add up (the hot-SKU pair alternates lastunit, ceiling, ceiling, lastunit) */
+  rounds: number;
+  /** answered requests (claims + refusals + errors) */
+  requests: number;
+  /** units claimed, from the database (RESERVED orders / claim rows) */
+  sold: number;
+  refused: number;
+  oversold: number;
+  /** orders beyond one per idempotency key; null where there are no keys (baselines) */
+  duplicates: number | null;
+  errors: number;
+  errorSamples: string[];
+  /** available + reserved + sold == units afterwards */
+  conserved: boolean;
+  inventory: InventoryRow;
+  elapsedS: number;
+  claimsPerS: number;
+  requestsPerS: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** hot rows: claims/s over the ceiling's hot claims/s; flash rows: requests/s over the ceiling's flash requests/s */
+  ratioToCeiling: number | null;
+  /** failed checks: any of these fails the run (only lastunit scenarios have them) */
+  problems: string[];
+  /** reported, not failing: warm-up timeouts, a baseline's errors */
+  warnings: string[];
+};
+
+export type BenchResult = {
+  version: 1;
+  startedAt: string;
+  finishedAt: string;
+  ok: boolean;
+  params: { buyers: number; units: number; concurrency: number; durationS: number; hotStock: number; pgPoolSize: number };
+  environment: {
+    node: string;
+    cpus: number;
+    /** 1-minute load average before and after: other work on the machine skews every figure */
+    loadAvg: { start: number; end: number };
+    database: string;
+    postgres: string;
+    serverPoolSize: string;
+  };
+  /** the headline: lastunit's hot-SKU claims/s over the bare single-statement claim's */
+  headline: { ratio: number | null; lastunitClaimsPerS: number; ceilingClaimsPerS: number };
+  problems: string[];
+  scenarios: ScenarioResult[];
+  /** the unreported warm-up run (its invariants count like the others) */
+  warmup: ScenarioResult;
+  /** what the server printed last, kept when lastunit answered with errors */
+  serverOutputTail?: string;
+};
+
+const fmt = {
+  int: (n: number) => Math.round(n).toLocaleString('en-US'),
+  ms: (n: number) => n.toFixed(2),
+  ratio: (n: number | null) => (n === null ? '-' : n.toFixed(2)),
+};
+
+/** The table as printed by `npm run bench`. */
+export function formatTable(r: BenchResult): string {
+  const head = ['scenario', 'requests', 'sold', 'oversold', 'duplicates', 'errors', 'claims/s', 'req/s', 'p50 ms', 'p99 ms', 'ratio'];
+  const rows = r.scenarios.map((s) => [
+    s.label,
+    fmt.int(s.requests),
+    fmt.int(s.sold),
+    fmt.int(s.oversold),
+    s.duplicates === null ? '-' : fmt.int(s.duplicates),
+    fmt.int(s.errors),
+    fmt.int(s.claimsPerS),
+    fmt.int(s.requestsPerS),
+    fmt.ms(s.p50Ms),
+    fmt.ms(s.p99Ms),
+    fmt.ratio(s.ratioToCeiling),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const p = r.params;
+  const out = [
+    `lastunit flash-sale bench: ${p.buyers} buyers at ${p.units} units, ${p.concurrency} concurrent clients, ` +
+      `hot SKU ${p.durationS} s at ${fmt.int(p.hotStock)} units; pg pool ${p.pgPoolSize}, server pool ${r.environment.serverPoolSize}`,
+    `database: ${r.environment.database} (PostgreSQL ${r.environment.postgres}), node ${r.environment.node}, ` +
+      `${r.environment.cpus} CPUs, load average ${r.environment.loadAvg.start} -> ${r.environment.loadAvg.end}`,
+    '',
+    line(head),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    'ratio: hot rows = claims/s over the ceiling hot SKU; flash rows = req/s over the ceiling flash sale.',
+    'naive oversold = its successful claims - units (it keeps no conservation: ' +
+      (r.scenarios.filter((s) => s.engine === 'naive').map((s) => `${s.mode} ${s.conserved ? 'conserved' : 'NOT conserved'}`).join(', ') || 'n/a') +
+      ').',
+    `HEADLINE  placeOrder hot-SKU claims/s / ceiling claims/s = ${fmt.int(r.headline.lastunitClaimsPerS)} / ` +
+      `${fmt.int(r.headline.ceilingClaimsPerS)} = ${fmt.ratio(r.headline.ratio)}`,
+  ];
+  for (const s of [r.warmup, ...r.scenarios]) {
+    for (const prob of s.problems) out.push(`FAIL  ${s.label}: ${prob}`);
+    for (const w of s.warnings) out.push(`warn  ${s.label}: ${w}`);
+    for (const e of s.errorSamples) out.push(`      e.g. ${e}`);
+  }
+  out.push(r.ok ? 'OK: lastunit oversold 0, duplicates 0, errors 0' : 'FAILED: see above');
+  return out.join('\n');
+}
+
+export async function writeResult(file: string, r: BenchResult): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify(r, null, 2) + '\n');
+}

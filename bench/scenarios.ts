@@ -1,0 +1,173 @@
+// A scenario = a fresh SKU, one or more bounded closed-loop rounds against it (their figures add up), then the
+// database's account of what happened, checked.
+import type pg from 'pg';
+import { createProduct, runPlaceOrderLoad, type HttpOutcome } from './http-load.js';
+import { ceilingClaim, naiveClaim, runPgLoad } from './pg-load.js';
+import type { Mode, ScenarioResult } from './report.js';
+import type { ServerProcess } from './server.js';
+import { mergeOutcome, newOutcome, round, type LoadOutcome } from './stats.js';
+import { baselineFacts, conserved, lastunitFacts, oversoldFromInventory, waitForQuiet } from './verify.js';
+
+export type ScenarioContext = {
+  runId: string;
+  pool: pg.Pool;
+  srv: ServerProcess;
+  concurrency: number;
+  signal: AbortSignal;
+};
+
+/**
+ * `tag` (default: the mode) names the SKU and the keys, e.g. 'warmup'. `errorsAreWarnings`: transport errors and
+ * timeouts are reported but do not fail the run (the warm-up absorbs the cold start); invariants always do.
+ */
+export type Spec = { mode: Mode; units: number; tag?: string; errorsAreWarnings?: boolean };
+/** One round: `amount` requests in all (flash sale), or for `durationS` seconds. */
+export type Limit = { amount?: number; durationS?: number };
+
+export type Scenario = {
+  round: (limit: Limit) => Promise<void>;
+  finish: () => Promise<ScenarioResult>;
+};
+
+/** A scenario with a single round. */
+export async function runOnce(scenario: Promise<Scenario>, limit: Limit): Promise<ScenarioResult> {
+  const s = await scenario;
+  await s.round(limit);
+  return s.finish();
+}
+
+const LABELS = {
+  lastunit: { flash: 'lastunit flash sale (HTTP)', hot: 'lastunit hot SKU (HTTP)' },
+  ceiling: { flash: 'ceiling flash sale (pg)', hot: 'ceiling hot SKU (pg)' },
+  naive: { flash: 'naive flash sale (pg)', hot: 'naive hot SKU (pg)' },
+} as const;
+
+/** Rates over the measured windows, from the answers clients received in them. */
+function timing(o: LoadOutcome) {
+  const [p50, p99] = o.latency.percentiles(50, 99);
+  return {
+    elapsedS: round(o.elapsedS, 3),
+    claimsPerS: round(o.elapsedS > 0 ? o.claimed / o.elapsedS : 0),
+    requestsPerS: round(o.elapsedS > 0 ? o.requests / o.elapsedS : 0),
+    p50Ms: p50!,
+    p99Ms: p99!,
+  };
+}
+
+/** placeOrder over HTTP; every invariant the bench can see is checked against the database. */
+export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promise<Scenario> {
+  const tag = spec.tag ?? spec.mode;
+  const sku = `LU-${tag}-${ctx.runId}`;
+  const keyPrefix = `${ctx.runId}-${tag}`;
+  await createProduct(ctx.srv, sku, spec.units);
+  const o: HttpOutcome = { ...newOutcome(), keysSent: 0 };
+  let rounds = 0;
+  let requested: number | undefined;
+
+  async function roundFn(limit: Limit) {
+    const r = await runPlaceOrderLoad({ srv: ctx.srv, sku, keyPrefix: `${keyPrefix}-r${++rounds}`, connections: ctx.concurrency, ...limit, signal: ctx.signal });
+    mergeOutcome(o, r).keysSent += r.keysSent;
+    if (limit.amount !== undefined) requested = (requested ?? 0) + limit.amount;
+    // A timed round stops with up to `connections` requests in flight; let the server finish them before anything else runs.
+    await waitForQuiet(ctx.pool, sku);
+  }
+
+  async function finish(): Promise<ScenarioResult> {
+    const f = await lastunitFacts(ctx.pool, sku, `${keyPrefix}-`);
+    const sold = f.reservedOrders;
+    const oversold = oversoldFromInventory(f.inventory, spec.units);
+    const duplicates = Math.max(0, f.orders - f.keyRows, f.orphanOrders);
+    const answered = o.claimed + o.refused;
+    // no verdict seen: in flight when a timed round stopped listening (the server completes them), or failed in transport
+    const unanswered = o.keysSent - answered;
+    const problems: string[] = [];
+    const warnings: string[] = [];
+    const check = (ok: boolean, what: string) => {
+      if (!ok) problems.push(what);
+    };
+    check(oversold === 0, `oversold ${oversold}: reserved+sold ${f.inventory.reserved + f.inventory.sold} > ${spec.units} units`);
+    check(duplicates === 0, `duplicates ${duplicates}: ${f.orders} orders for ${f.keyRows} idempotency keys (${f.orphanOrders} without a key)`);
+    if (o.errors) (spec.errorsAreWarnings ? warnings : problems).push(`${o.errors} HTTP/GraphQL errors`);
+    check(conserved(f.inventory, spec.units), `units not conserved: ${JSON.stringify(f.inventory)} vs ${spec.units}`);
+    check(sold >= o.claimed && sold <= o.claimed + unanswered, `${sold} RESERVED orders, clients told RESERVED ${o.claimed} times (${unanswered} unanswered)`);
+    check(f.heldUnits === f.inventory.reserved && f.heldReservations === sold, `HELD reservations ${f.heldReservations} (${f.heldUnits} units) vs reserved ${f.inventory.reserved}`);
+    check(f.orders >= answered && f.orders <= o.keysSent, `${o.keysSent} keys sent, ${answered} answered, but ${f.orders} orders`);
+    check(f.keyRows === f.orders, `${f.keyRows} key rows for ${f.orders} orders`);
+    if (spec.mode === 'flash' && o.errors === 0 && requested !== undefined)
+      check(sold === Math.min(spec.units, requested), `sold ${sold} of ${spec.units} units to ${requested} buyers (undersold)`);
+    return {
+      id: `lastunit-${tag}`,
+      label: spec.tag ? `lastunit ${spec.tag} (HTTP)` : LABELS.lastunit[spec.mode],
+      engine: 'lastunit',
+      mode: spec.mode,
+      via: 'http',
+      sku,
+      units: spec.units,
+      concurrency: ctx.concurrency,
+      rounds,
+      requests: o.requests,
+      sold,
+      refused: o.refused,
+      oversold,
+      duplicates,
+      errors: o.errors,
+      errorSamples: o.errorSamples,
+      conserved: conserved(f.inventory, spec.units),
+      inventory: f.inventory,
+      ...timing(o),
+      ratioToCeiling: null,
+      problems,
+      warnings,
+    };
+  }
+  return { round: roundFn, finish };
+}
+
+/** The ceiling or the naive claim straight through pg, on a SKU created with the same stock. */
+export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' | 'naive', spec: Spec): Promise<Scenario> {
+  const sku = `${engine.toUpperCase()}-${spec.mode}-${ctx.runId}`;
+  await createProduct(ctx.srv, sku, spec.units);
+  const o = newOutcome();
+  let rounds = 0;
+
+  async function roundFn(limit: Limit) {
+    rounds++;
+    const claim = engine === 'ceiling' ? ceilingClaim : naiveClaim;
+    mergeOutcome(o, await runPgLoad({ pool: ctx.pool, sku, claim, concurrency: ctx.concurrency, ...limit, signal: ctx.signal }));
+  }
+
+  async function finish(): Promise<ScenarioResult> {
+    const f = await baselineFacts(ctx.pool, sku);
+    const sold = f.claimRows;
+    const oversold = Math.max(0, sold - spec.units);
+    const warnings: string[] = []; // a baseline cannot fail the run, but a broken measurement must be visible
+    if (o.errors) warnings.push(`${o.errors} database errors`);
+    if (sold !== o.claimed) warnings.push(`${sold} claim rows, ${o.claimed} claims reported`);
+    if (engine === 'ceiling' && (oversold || !conserved(f.inventory, spec.units))) warnings.push(`ceiling broke the stock: ${JSON.stringify(f.inventory)}`);
+    return {
+      id: `${engine}-${spec.mode}`,
+      label: LABELS[engine][spec.mode],
+      engine,
+      mode: spec.mode,
+      via: 'pg',
+      sku,
+      units: spec.units,
+      concurrency: ctx.concurrency,
+      rounds,
+      requests: o.requests,
+      sold,
+      refused: o.refused,
+      oversold,
+      duplicates: null,
+      errors: o.errors,
+      errorSamples: o.errorSamples,
+      conserved: conserved(f.inventory, spec.units),
+      inventory: f.inventory,
+      ...timing(o),
+      ratioToCeiling: null,
+      problems: [],
+      warnings,
+    };
+  }
+  return { round: roundFn, finish };
+}
