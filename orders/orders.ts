@@ -25,31 +25,30 @@ export type OrdersDeps = {
 export function createOrders({ db, metrics, settings }: OrdersDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
   type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>;
+  const ttl = { holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours };
+  /** time in the claiming transaction (one round trip, retries included) */
+  const timed = async <T>(f: () => Promise<T>): Promise<T> => {
+    const stop = metrics.claimSeconds.startTimer();
+    try {
+      return await f();
+    } finally {
+      stop();
+    }
+  };
   // Single-line orders for the same SKU share a transaction when they arrive together (see claim-batcher.ts).
   const batcher = createClaimBatcher<Claim, store.PlaceOrderRow>({
-    run: async (claims) => {
-      const stop = metrics.claimSeconds.startTimer();
-      try {
-        return claims.length === 1
-          ? [await store.placeOrder(db, { ...claims[0]!, holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours })]
-          : await store.placeOrders(db, claims, settings.holdTtlSeconds, settings.idempotencyRetentionHours);
-      } finally {
-        stop();
-      }
-    },
+    run: (claims) =>
+      timed(async () =>
+        claims.length === 1
+          ? [await store.placeOrder(db, { ...claims[0]!, ...ttl })]
+          : store.placeOrders(db, claims, ttl.holdTtlSeconds, ttl.retentionHours),
+      ),
     onBatch: (n) => metrics.claimBatchSize.observe(n),
   });
   const claim = (c: Claim): Promise<store.PlaceOrderRow> =>
     c.lines.length === 1
       ? batcher(c.lines[0]!.sku, JSON.stringify([c.clientId, c.customerId, c.key]), c)
-      : (async () => {
-          const stop = metrics.claimSeconds.startTimer();
-          try {
-            return await store.placeOrder(db, { ...c, holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours });
-          } finally {
-            stop();
-          }
-        })();
+      : timed(() => store.placeOrder(db, { ...c, ...ttl }));
 
   async function placeOrder(
     caller: Caller,
