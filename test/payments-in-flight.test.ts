@@ -3,7 +3,10 @@ import { startPaymentsApp, trackOpenWork } from './support/payments.js';
 import type { Processor } from '../payments/processor.js';
 
 const calls: { op: string; openDbWork: number }[] = [];
+// a generous client timeout so a slow token stays in flight however loaded the machine is
 const t = await startPaymentsApp({
+  timeoutMs: 3_000,
+  sandbox: { hangMs: 5_000 },
   wrap: (p, db): Processor => {
     const tracker = trackOpenWork(db);
     const seen = <A extends unknown[], R>(op: string, fn: (...a: A) => Promise<R>) => (...a: A) => {
@@ -18,9 +21,9 @@ t.sandbox.configure({ webhookUrl: undefined }); // nothing but the calls under t
 describe('placeOrder with a payment in flight', () => {
   it('answers a retry with the same key IN_PROGRESS (order AWAITING_PAYMENT) and authorizes once', async () => {
     await t.product('FLY-1', 1);
-    const first = t.pay('fly-1', 'FLY-1', 'tok_slow_300');
-    await new Promise((r) => setTimeout(r, 120));
-    const retries = await Promise.all(Array.from({ length: 5 }, () => t.pay('fly-1', 'FLY-1', 'tok_slow_300')));
+    const first = t.pay('fly-1', 'FLY-1', 'tok_slow_1500');
+    await t.eventually(async () => (await t.db.query(`SELECT 1 FROM payments p JOIN order_lines l USING (order_id) WHERE l.sku = 'FLY-1'`)).rowCount);
+    const retries = await Promise.all(Array.from({ length: 5 }, () => t.pay('fly-1', 'FLY-1', 'tok_slow_1500')));
     for (const r of retries) {
       expect(r.replayed).toBe(true);
       expect(r.userErrors.map((e) => e.code)).toEqual(['IN_PROGRESS']);
@@ -28,7 +31,7 @@ describe('placeOrder with a payment in flight', () => {
     }
     const done = await first;
     expect(done).toMatchObject({ replayed: false, order: { status: 'CONFIRMED' }, userErrors: [] });
-    const after = await t.pay('fly-1', 'FLY-1', 'tok_slow_300');
+    const after = await t.pay('fly-1', 'FLY-1', 'tok_slow_1500');
     expect(after).toMatchObject({ replayed: true, order: { id: done.order!.id, status: 'CONFIRMED' }, userErrors: [] });
     expect(await t.charges(done.order!.id)).toMatchObject({ requests: 1, charges: 1 });
     expect(await t.inventory('FLY-1')).toEqual({ available: 0, reserved: 0, sold: 1 });

@@ -32,9 +32,11 @@ export function trackOpenWork(db: Db) {
  * The whole pipeline served over real HTTP on 127.0.0.1 (free port), a real sandbox processor on another free port whose
  * webhooks come back to the app, this file's own database, and helpers to drive and inspect payments.
  */
-export async function startPaymentsApp(opts: { sandbox?: SandboxConfig; deadlineSeconds?: number; wrap?: (p: Processor, db: Db) => Processor } = {}) {
+export async function startPaymentsApp(
+  opts: { sandbox?: SandboxConfig; timeoutMs?: number; deadlineSeconds?: number; wrap?: (p: Processor, db: Db) => Processor } = {},
+) {
   const sandbox: Sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 3_000, ...opts.sandbox });
-  const base = sandboxProcessor({ url: sandbox.url, timeoutMs: TIMEOUT_MS, webhookSecret: SECRET });
+  const base = sandboxProcessor({ url: sandbox.url, timeoutMs: opts.timeoutMs ?? TIMEOUT_MS, webhookSecret: SECRET });
   let processor: Processor = base;
   const t = await startTestApp({ poolSize: 30 }, (db) => {
     processor = opts.wrap ? opts.wrap(base, db) : base;
