@@ -37,13 +37,18 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const charges = new Map<string, Charge>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
-    const t = setTimeout(() => (timers.delete(t), fn()), ms);
+    if (closed) return;
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
     timers.add(t);
   };
+  let closed = false;
   let held: string[] = [];
 
   const deliver = (body: string, attempt = 1) => {
-    if (!cfg.webhookUrl) return;
+    if (!cfg.webhookUrl || closed) return;
     fetch(cfg.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(body, opts.webhookSecret) }, body })
       .then((r) => {
         if (r.status >= 500 && attempt < 5) later(100 * attempt, () => deliver(body, attempt + 1));
@@ -58,36 +63,59 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     const copies = cfg.twice ? 2 : 1;
     if (cfg.outOfOrder) {
       for (let i = 0; i < copies; i++) held.push(body);
-      if (held.length === copies) later(cfg.delayMs ?? 50, () => { const batch = held.reverse(); held = []; batch.forEach((b) => deliver(b)); });
+      // the first held event starts the clock; the whole batch then goes out newest first
+      if (held.length === copies)
+        later(cfg.delayMs ?? 50, () => {
+          const batch = held.reverse();
+          held = [];
+          for (const b of batch) deliver(b);
+        });
       return;
     }
     for (let i = 0; i < copies; i++) later(cfg.delayMs ?? 0, () => deliver(body));
   };
 
+  const fresh = (): Charge => ({ status: 'failed', providerRef: '', requests: 0, charges: 0, voids: 0, voidRequests: 0, errors: 0 });
   const authorize = (res: http.ServerResponse, b: { orderId: string; amount: number; currency: string; token: string }) => {
     const tok = String(b.token);
-    let c = charges.get(b.orderId);
-    if (tok === 'tok_error_then_approve' && !c) {
-      charges.set(b.orderId, (c = { status: 'failed', providerRef: '', requests: 1, charges: 0, voids: 0, voidRequests: 0, errors: 1 }));
+    const known = charges.get(b.orderId);
+    if (known?.providerRef) {
+      // idempotent by order id: the recorded outcome, never a second charge
+      known.requests++;
+      if (known.status === 'pending') return later(50, () => authorize(res, b));
+      return send(res, 200, answer(known));
+    }
+    const c = known ?? fresh();
+    charges.set(b.orderId, c);
+    c.requests++;
+    if (tok === 'tok_error_then_approve' && c.errors === 0) {
+      c.errors++; // nothing recorded: a later call starts afresh
       return send(res, 500, { error: 'processor_error' });
     }
-    if (c && c.providerRef) {
-      // idempotent replay: the recorded outcome, never a second charge
-      c.requests++;
-      if (c.status === 'pending') return later(50, () => authorize(res, b));
-      return send(res, 200, answer(c));
-    }
-    c ??= { status: 'failed', providerRef: '', requests: 0, charges: 0, voids: 0, voidRequests: 0, errors: 0 };
-    c.requests++;
     c.providerRef = `sbx_${randomUUID()}`;
-    charges.set(b.orderId, c);
-    const approve = () => ((c!.status = 'succeeded'), c!.charges++, webhook(b.orderId, c!));
-    const decline = () => ((c!.status = 'failed'), webhook(b.orderId, c!));
+    const approve = () => {
+      c.status = 'succeeded';
+      c.charges++;
+      webhook(b.orderId, c);
+    };
+    const decline = () => {
+      c.status = 'failed';
+      webhook(b.orderId, c);
+    };
     const slow = /^tok_slow_(\d+)$/.exec(tok);
+    if (tok === 'tok_timeout_approve' || tok === 'tok_timeout_decline') {
+      if (tok === 'tok_timeout_approve') approve();
+      else decline();
+      return later(cfg.hangMs!, () => send(res, 200, answer(c))); // recorded now, answered after the caller gave up
+    }
+    if (slow) {
+      c.status = 'pending';
+      return later(Number(slow[1]), () => {
+        approve();
+        send(res, 200, answer(c));
+      });
+    }
     if (tok === 'tok_approve' || tok === 'tok_error_then_approve') approve();
-    else if (tok === 'tok_timeout_approve') return approve(), later(cfg.hangMs!, () => send(res, 200, answer(c!)));
-    else if (tok === 'tok_timeout_decline') return decline(), later(cfg.hangMs!, () => send(res, 200, answer(c!)));
-    else if (slow) return (c.status = 'pending'), later(Number(slow[1]), () => (approve(), send(res, 200, answer(c!))));
     else decline();
     send(res, 200, answer(c));
   };
@@ -100,7 +128,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       const m = /^\/(v1\/payments|_sandbox\/charges)\/([^/]+)(\/void)?$/.exec(url.pathname);
       try {
         if (req.method === 'POST' && url.pathname === '/v1/authorize') return authorize(res, JSON.parse(raw));
-        if (req.method === 'POST' && url.pathname === '/_sandbox/config') return Object.assign(cfg, JSON.parse(raw)), send(res, 200, cfg);
+        if (req.method === 'POST' && url.pathname === '/_sandbox/config') {
+          Object.assign(cfg, JSON.parse(raw));
+          return send(res, 200, cfg);
+        }
         if (m && m[1] === 'v1/payments' && req.method === 'GET' && !m[3]) {
           const c = charges.get(m[2]!);
           return send(res, 200, { status: !c || !c.providerRef ? 'not_found' : c.status });
@@ -113,7 +144,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           }
           return send(res, 200, { voided: !!c && c.voids > 0 });
         }
-        if (m && m[1] === '_sandbox/charges' && req.method === 'GET') return send(res, 200, charges.get(m[2]!) ?? { requests: 0, charges: 0, voids: 0, voidRequests: 0, errors: 0, status: 'not_found' });
+        if (m && m[1] === '_sandbox/charges' && req.method === 'GET') return send(res, 200, charges.get(m[2]!) ?? { ...fresh(), status: 'not_found' });
         send(res, 404, { error: 'not_found' });
       } catch (err) {
         send(res, 400, { error: String(err) });
@@ -128,6 +159,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     configure: (c) => Object.assign(cfg, c),
     charge: (orderId) => charges.get(orderId) ?? null,
     close: async () => {
+      closed = true;
       for (const t of timers) clearTimeout(t);
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
