@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startPaymentsApp } from './support/payments.js';
+import { sweepOnce } from '../orders/sweeper.js';
 
 const t = await startPaymentsApp();
 
@@ -105,6 +106,60 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(await t.reconcile()).toMatchObject({ expired: 1 });
     expect(await t.order(id)).toMatchObject({ status: 'EXPIRED', reservation: { state: 'EXPIRED' } });
     expect(await t.inventory('PAY-ERR')).toEqual({ available: 1, reserved: 0, sold: 0 });
+  });
+
+  it('asks again later with backoff while the processor says pending', async () => {
+    await t.product('PAY-PEND', 1);
+    t.sandbox.configure({ webhookUrl: undefined });
+    try {
+      const r = await t.pay('pend-1', 'PAY-PEND', 'tok_slow_2500');
+      const id = r.order!.id;
+      expect(r.order!.status).toBe('AWAITING_PAYMENT');
+      await t.pastDeadline(id);
+      expect(await t.reconcile()).toMatchObject({ pending: 1 });
+      expect(await t.reconcile()).toMatchObject({ pending: 0, confirmed: 0 }); // not due again yet
+      const { rows } = await t.db.query(`SELECT next_check_at > now() AS later, checks FROM payments WHERE order_id = $1`, [id]);
+      expect(rows).toEqual([{ later: true, checks: 1 }]);
+      expect(await t.inventory('PAY-PEND')).toEqual({ available: 0, reserved: 1, sold: 0 });
+      await t.eventually(async () => (await t.charges(id)).status === 'succeeded', 5_000);
+      await t.pastDeadline(id);
+      expect(await t.reconcile()).toMatchObject({ confirmed: 1 });
+      expect(await t.inventory('PAY-PEND')).toEqual({ available: 0, reserved: 0, sold: 1 });
+    } finally {
+      t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
+    }
+  });
+
+  it('decides 20 overdue payments once each with three reconcilers and a sweeper running at once', async () => {
+    await t.product('PAY-MANY', 20);
+    t.sandbox.configure({ webhookUrl: undefined });
+    let ids: string[];
+    try {
+      const placed = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => t.pay(`many-${i}`, 'PAY-MANY', i % 2 ? 'tok_timeout_approve' : 'tok_timeout_decline')),
+      );
+      ids = placed.map((p) => p.order!.id);
+    } finally {
+      t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
+    }
+    for (const id of ids) await t.pastDeadline(id);
+    await t.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE sku = 'PAY-MANY'`);
+    const [a, b, c] = await Promise.all([t.reconcile(), t.reconcile(), t.reconcile(), sweepOnce(t.db, t.metrics)]);
+    expect(a!.confirmed + b!.confirmed + c!.confirmed).toBe(10);
+    expect(a!.declined + b!.declined + c!.declined).toBe(10);
+    expect(await t.inventory('PAY-MANY')).toEqual({ available: 10, reserved: 0, sold: 10 });
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM outbox WHERE aggregate_key = ANY ($1::text[]) AND payload->>'status' IN ('CONFIRMED','REJECTED')`, [ids!]);
+    expect(rows[0].n).toBe(20);
+  });
+
+  it('counts authorizations by outcome, unknown outcomes and reconciliations in /metrics', async () => {
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    expect(text).toMatch(/lastunit_payment_authorizations_total\{outcome="approved"\} [1-9]/);
+    expect(text).toMatch(/lastunit_payment_authorizations_total\{outcome="declined"\} [1-9]/);
+    expect(text).toMatch(/lastunit_payment_unknown_outcomes_total\{reason="timeout"\} [1-9]/);
+    expect(text).toMatch(/lastunit_payment_unknown_outcomes_total\{reason="http_500"\} 1/);
+    expect(text).toMatch(/lastunit_payment_reconciliations_total\{result="confirmed"\} [1-9]/);
+    expect(text).toMatch(/lastunit_payment_webhooks_total\{result="applied"\} [1-9]/);
   });
 
   it('refuses an unknown provider or an empty token as INVALID_INPUT, writing nothing', async () => {
