@@ -63,6 +63,7 @@ export async function restock(db: Db, sku: string, quantity: number): Promise<St
                                                       'version', version, 'updatedAt', updated_at) FROM upd)
      SELECT sku, available, updated_at FROM upd`,
     [sku, quantity],
+    { idempotent: false }, // adds units: never repeated after a connection lost mid-statement (it may have committed)
   );
   return rows[0] ? { ok: true, availability: toAvailability(rows[0]) } : { ok: false, code: 'UNKNOWN_SKU' };
 }
@@ -85,10 +86,15 @@ export async function setStock(db: Db, sku: string, available: number, expected:
      UNION ALL
      SELECT sku, available, updated_at, false FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
     [sku, available, expected],
+    { idempotent: false }, // an absolute set repeated after other writes would undo them
   );
   const r = rows[0];
   if (!r) return { ok: false, code: 'UNKNOWN_SKU' };
-  if (!r.applied) return { ok: false, code: 'STALE', available: r.available };
+  if (!r.applied) {
+    // The statement's snapshot may predate the row version its UPDATE re-checked: read the current figure afresh.
+    const now = await db.query<{ available: number }>('SELECT available FROM inventory WHERE sku = $1', [sku]);
+    return { ok: false, code: 'STALE', available: now.rows[0]?.available ?? r.available };
+  }
   return { ok: true, availability: toAvailability(r) };
 }
 

@@ -37,7 +37,8 @@ export type PlaceOrderRow =
   | { kind: 'in_progress'; orderId: string; order: OrderRecord | null }
   | { kind: 'reused'; orderId: string }
   | { kind: 'unknown_sku'; sku: string }
-  | { kind: 'mixed_currency' };
+  | { kind: 'mixed_currency' }
+  | { kind: 'total_too_large' };
 
 export type PlaceOrderArgs = {
   clientId: string;
@@ -47,6 +48,10 @@ export type PlaceOrderArgs = {
   lines: { sku: string; quantity: number }[];
   holdTtlSeconds: number;
   retentionHours: number;
+  /** a payment follows: the key row stays PROCESSING until the payment step finishes it */
+  payment?: boolean;
+  /** a PROCESSING key older than this is finished and replayed (its request died before the payment step) */
+  recoverySeconds?: number | null;
 };
 
 /**
@@ -54,7 +59,7 @@ export type PlaceOrderArgs = {
  * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
  */
 export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7) AS r', [
+  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9) AS r', [
     a.clientId,
     a.customerId,
     a.key,
@@ -62,6 +67,8 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
     JSON.stringify(a.lines),
     a.holdTtlSeconds,
     a.retentionHours,
+    a.payment ?? false,
+    a.recoverySeconds ?? null,
   ]);
   const r = rows[0]!.r;
   if (r.order) r.order = toOrder(r.order);

@@ -10,8 +10,11 @@ export type Queryable = {
 
 /** The only database handle the rest of the code sees: a pool plus the retrying transaction helper. */
 export type Db = Queryable & {
-  /** one statement in its own implicit transaction, repeated on 40001/40P01/connection loss */
-  run<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  /**
+   * One statement in its own implicit transaction, repeated on 40001/40P01/connection loss. Pass
+   * `{ idempotent: false }` for a write that must not apply twice: a connection lost mid-statement then surfaces.
+   */
+  run<R extends pg.QueryResultRow = any>(text: string, values?: unknown[], opts?: { idempotent?: boolean }): Promise<pg.QueryResult<R>>;
   /** BEGIN ... COMMIT around `fn`, the whole of it repeated on 40001/40P01/connection loss */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   end(): Promise<void>;
@@ -29,6 +32,9 @@ export function createDb(opts: DbOptions): Db {
     connectionString: opts.connectionString,
     max: opts.max ?? 20,
     application_name: opts.applicationName ?? 'lastunit',
+    // No request waits forever: a lock held by a stuck session, or a runaway statement, becomes an error.
+    lock_timeout: 10_000,
+    statement_timeout: 30_000,
   });
   return wrapPool(pool, opts.retry);
 }
@@ -43,7 +49,7 @@ export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
   return {
     pool,
     query: (text, values) => pool.query(text, values as any[]),
-    run: (text, values) => withRetry(() => pool.query(text, values as any[]), retry),
+    run: (text, values, opts) => withRetry(() => pool.query(text, values as any[]), { ...retry, ...opts }),
     transaction: (fn) =>
       withRetry(async () => {
         const client = await pool.connect();

@@ -1,7 +1,14 @@
-/** SQLSTATEs after which the whole transaction is repeated: nothing it did was committed. */
-const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
-/** Connection-level failures (lost, or refused as 53300 too many clients) before a commit was acknowledged; safe to repeat because every write is idempotent. */
-const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '53300']);
+/**
+ * Failures after which nothing was committed, so the whole transaction may always be repeated: serialization failure,
+ * deadlock, and connections that were refused before anything was sent.
+ */
+const CERTAIN = new Set(['40001', '40P01', '53300', '57P03', 'ECONNREFUSED', '08001', '08004']);
+/**
+ * Connections lost while a statement was in flight: it may have committed although the client saw an error. Repeating
+ * is safe only for idempotent writes (placeOrder replays its key, releases and expiry are guarded transitions); a
+ * non-idempotent one (restock adds units) must not be repeated, or it would apply twice.
+ */
+const AMBIGUOUS = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02']);
 
 export type RetryOptions = {
   /** total attempts, first included */
@@ -10,6 +17,8 @@ export type RetryOptions = {
   maxDelayMs?: number;
   /** told about every retry, e.g. to count it in metrics */
   onRetry?: (reason: string, attempt: number) => void;
+  /** false for a non-idempotent write: a lost connection (which may have committed) then surfaces instead */
+  idempotent?: boolean;
 };
 
 /** The reason a failure may be retried (its SQLSTATE or connection code), or null when it must surface. */
@@ -17,11 +26,15 @@ export function retryReason(err: unknown): string | null {
   const e = err as { code?: unknown; message?: unknown } | null;
   if (!e) return null;
   const code = typeof e.code === 'string' ? e.code : undefined;
-  if (code && RETRYABLE_SQLSTATES.has(code)) return code;
-  if (code && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return code;
+  if (code && (CERTAIN.has(code) || AMBIGUOUS.has(code) || code.startsWith('08'))) return code;
   const message = typeof e.message === 'string' ? e.message : '';
   if (/Connection terminated|connection lost|Client has encountered a connection error/i.test(message)) return 'connection';
   return null;
+}
+
+/** True when a failure leaves it unknown whether the statement committed (see AMBIGUOUS). */
+export function isAmbiguous(reason: string): boolean {
+  return !CERTAIN.has(reason);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,6 +54,7 @@ export async function withRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}
     } catch (err) {
       const reason = retryReason(err);
       if (!reason || attempt >= attempts) throw err;
+      if (opts.idempotent === false && isAmbiguous(reason)) throw err;
       opts.onRetry?.(reason, attempt);
       await sleep(Math.random() * Math.min(max, base * 2 ** attempt));
     }

@@ -9,6 +9,9 @@ import type { Metrics } from '../orders/metrics.js';
 import type { Db } from '../db/pool.js';
 import { apiKeyAuth, type AuthVariables } from './api-keys.js';
 import type { ApiKey } from './config.js';
+import type { Processor } from '../payments/processor.js';
+import type { PaymentSettings } from '../orders/payment-step.js';
+import { paymentWebhooks } from './payment-webhooks.js';
 
 export type AppDeps = {
   db: Db;
@@ -17,10 +20,13 @@ export type AppDeps = {
   logger: Logger;
   settings: { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
   graphiql?: boolean;
+  /** the configured processor; absent: placeOrder refuses `payment` and no webhook route answers */
+  payments?: { processor: Processor; settings: PaymentSettings };
 };
 
 /**
- * The HTTP surface shared by every host: /graphql (POST, and GET for queries), /healthz, /metrics.
+ * The HTTP surface shared by every host: /graphql (POST, and GET for queries), /healthz, /metrics,
+ * POST /webhooks/payments/:provider.
  * @example const { app } = createApp(deps); serve({ fetch: app.fetch, port: 4000 })
  */
 export function createApp(deps: AppDeps) {
@@ -49,6 +55,7 @@ export function createApp(deps: AppDeps) {
     }
   });
   app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
+  app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [] }));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { caller: c.get('caller') }));
 

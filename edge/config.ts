@@ -45,6 +45,19 @@ const apiKeys = z
     return out;
   });
 
+/** The dev-only webhook secret of the embedded default (in-process sandbox); never use it with real money. */
+export const DEV_WEBHOOK_SECRET = 'whsec_lastunit_dev_only_not_secret';
+
+const httpUrl = z
+  .string()
+  .optional()
+  .refine((v) => v === undefined || v === '' || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s):// URL')
+  .transform((v) => (v ? v.replace(/\/+$/, '') : undefined));
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0, 4000),
@@ -62,6 +75,34 @@ const schema = z.object({
   MAX_LINE_QUANTITY: int(1, 100),
   MAX_LINES: int(1, 50),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PAYMENT_PROVIDER: z.enum(['sandbox', 'stripe']).default('sandbox'),
+  SANDBOX_PAYMENTS_URL: httpUrl,
+  PAYMENT_TIMEOUT_MS: int(1, 5000),
+  PAYMENT_DEADLINE_SECONDS: int(1, 60),
+  PAYMENT_WEBHOOK_SECRET: optionalText,
+  WEBHOOK_TOLERANCE_SECONDS: int(1, 300),
+  RECONCILE_INTERVAL_MS: int(10, 1000),
+  STRIPE_SECRET_KEY: optionalText,
+  STRIPE_WEBHOOK_SECRET: optionalText,
+  // test-only fault injection: sleep this long between the hold and the authorization (0 = never)
+  LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS: int(0, 0),
+}).superRefine((c, ctx) => {
+  const need = (name: string, why: string) => ctx.addIssue({ code: 'custom', path: [name], message: `required ${why}` });
+  if (c.PAYMENT_PROVIDER === 'stripe') {
+    if (!c.STRIPE_SECRET_KEY) need('STRIPE_SECRET_KEY', 'when PAYMENT_PROVIDER=stripe');
+    if (!c.STRIPE_WEBHOOK_SECRET) need('STRIPE_WEBHOOK_SECRET', 'when PAYMENT_PROVIDER=stripe');
+  }
+  // a separately run sandbox must share the webhook secret explicitly; the in-process one may use the dev secret
+  if (c.PAYMENT_PROVIDER === 'sandbox' && c.SANDBOX_PAYMENTS_URL && !c.PAYMENT_WEBHOOK_SECRET)
+    need('PAYMENT_WEBHOOK_SECRET', 'when SANDBOX_PAYMENTS_URL is set');
+});
+
+/** Settings of the standalone sandbox processor (`npm run sandbox:payments`). */
+const sandboxSchema = z.object({
+  SANDBOX_PORT: int(0, 4100),
+  SANDBOX_WEBHOOK_URL: httpUrl,
+  PAYMENT_WEBHOOK_SECRET: z.string().default(DEV_WEBHOOK_SECRET),
+  SANDBOX_HANG_MS: int(0, 10_000),
 });
 
 export type Config = {
@@ -77,7 +118,24 @@ export type Config = {
   maxLineQuantity: number;
   maxLines: number;
   logLevel: string;
+  payments: PaymentsConfig;
 };
+
+export type PaymentsConfig = {
+  provider: 'sandbox' | 'stripe';
+  /** absent: the Node host starts the sandbox in-process */
+  sandboxUrl?: string;
+  timeoutMs: number;
+  deadlineSeconds: number;
+  webhookSecret: string;
+  webhookToleranceSeconds: number;
+  reconcileIntervalMs: number;
+  stripeSecretKey?: string;
+  stripeWebhookSecret?: string;
+  /** test-only fault injection, see LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS */
+  faultPauseBeforeAuthorizeMs: number;
+};
+export type SandboxConfig = { port: number; webhookUrl?: string; webhookSecret: string; hangMs: number };
 
 export class ConfigError extends Error {}
 
@@ -86,12 +144,7 @@ export class ConfigError extends Error {}
  * @example const config = loadConfig(process.env)
  */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  const c = parsed.data;
+  const c = parseOrThrow(schema, env);
   return {
     nodeEnv: c.NODE_ENV,
     port: c.PORT,
@@ -105,5 +158,35 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxLineQuantity: c.MAX_LINE_QUANTITY,
     maxLines: c.MAX_LINES,
     logLevel: c.LOG_LEVEL,
+    payments: {
+      provider: c.PAYMENT_PROVIDER,
+      sandboxUrl: c.SANDBOX_PAYMENTS_URL,
+      timeoutMs: c.PAYMENT_TIMEOUT_MS,
+      deadlineSeconds: c.PAYMENT_DEADLINE_SECONDS,
+      webhookSecret: c.PAYMENT_PROVIDER === 'stripe' ? c.STRIPE_WEBHOOK_SECRET! : (c.PAYMENT_WEBHOOK_SECRET ?? DEV_WEBHOOK_SECRET),
+      webhookToleranceSeconds: c.WEBHOOK_TOLERANCE_SECONDS,
+      reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
+      stripeSecretKey: c.STRIPE_SECRET_KEY,
+      stripeWebhookSecret: c.STRIPE_WEBHOOK_SECRET,
+      faultPauseBeforeAuthorizeMs: c.LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS,
+    },
   };
+}
+
+/**
+ * The standalone sandbox's settings, validated like the rest.
+ * @example const sandbox = await startSandbox(loadSandboxConfig(process.env))
+ */
+export function loadSandboxConfig(env: Record<string, string | undefined>): SandboxConfig {
+  const c = parseOrThrow(sandboxSchema, env);
+  return { port: c.SANDBOX_PORT, webhookUrl: c.SANDBOX_WEBHOOK_URL, webhookSecret: c.PAYMENT_WEBHOOK_SECRET, hangMs: c.SANDBOX_HANG_MS };
+}
+
+function parseOrThrow<S extends z.ZodType>(s: S, env: Record<string, string | undefined>): z.output<S> {
+  const parsed = s.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
 }

@@ -6,6 +6,8 @@ import { openDatabase } from './database.js';
 import { seedProducts } from '../db/catalog-store.js';
 import { createMetrics } from '../orders/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
+import { startReconciler } from '../orders/reconciler.js';
+import { wirePayments } from './payment-processor.js';
 import { createApp } from './app.js';
 import { generateDemoKeys } from './api-keys.js';
 import { ConfigError, type ApiKey, type Config } from './config.js';
@@ -27,7 +29,8 @@ async function demoKeys(dataDir: string): Promise<ApiKey[]> {
 }
 
 /**
- * The Node host: database (embedded when DATABASE_URL is absent), migrations, HTTP server, sweeper.
+ * The Node host: database (embedded when DATABASE_URL is absent), migrations, payment processor (an in-process sandbox
+ * unless configured otherwise), HTTP server, sweeper, reconciler and compensation worker.
  * @example const host = await startNodeHost(loadConfig(process.env))
  */
 export async function startNodeHost(config: Config): Promise<NodeHost> {
@@ -41,6 +44,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     if (created) logger.info({ created }, 'demo catalog seeded');
   }
   const keys = config.apiKeys ?? (await demoKeys(config.dataDir));
+  const payments = await wirePayments(config.payments);
 
   const { app } = createApp({
     db,
@@ -49,23 +53,32 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     logger,
     graphiql: config.nodeEnv !== 'production',
     settings: config,
+    payments,
   });
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
     onError: (err) => logger.error({ err }, 'sweeper failed; retrying next tick'),
   });
 
+  const stopReconciler = startReconciler(
+    { db, metrics, processor: payments.processor },
+    { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
+  );
+
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
+  payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       await new Promise<void>((r) => server.close(() => r()));
       await stopSweeper();
+      await stopReconciler();
+      await payments.stop();
       await close();
     })());
   return { url, port, keys, embeddedDir: embedded?.dir, stop };

@@ -38,8 +38,8 @@ export function createClaimBatcher<Req, Res>(opts: {
     }
     lane.waiting = rest;
     lane.busy = true;
-    opts.onBatch?.(batch.length);
     try {
+      opts.onBatch?.(batch.length);
       const results = await opts.run(batch.map((b) => b.req));
       batch.forEach((b, i) => b.resolve(results[i]!));
     } catch (err) {

@@ -45,6 +45,36 @@ export function createMetrics() {
       help: 'Idempotency key rows deleted after their retention',
       registers: [registry],
     }),
+    paymentAuthorizations: new Counter({
+      name: 'lastunit_payment_authorizations_total',
+      help: 'Authorizations sent to the processor, by outcome (approved, declined, unknown, fault)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    paymentUnknownOutcomes: new Counter({
+      name: 'lastunit_payment_unknown_outcomes_total',
+      help: 'Authorizations without an answer (timeout, network error, 5xx); the hold waits for a webhook or reconciliation',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    paymentReconciliations: new Counter({
+      name: 'lastunit_payment_reconciliations_total',
+      help: 'Reconciler lookups of AWAITING_PAYMENT orders past their deadline, by result (confirmed, declined, expired, pending, lost, error)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    paymentCompensations: new Counter({
+      name: 'lastunit_payment_compensations_total',
+      help: 'Compensations (voids of successes that met a released order): recorded, voided, failed',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    paymentWebhooks: new Counter({
+      name: 'lastunit_payment_webhooks_total',
+      help: 'Payment webhooks received, by result (applied, duplicate, ignored, invalid)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

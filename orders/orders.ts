@@ -2,8 +2,10 @@ import type { Db } from '../db/pool.js';
 import * as store from '../db/orders-store.js';
 import type { OrderRecord } from '../db/orders-store.js';
 import type { Metrics } from './metrics.js';
-import { isUuid, requestFingerprint, validatePlaceOrder, type LineInput } from './rules.js';
+import { isUuid, requestFingerprint, validatePayment, validatePlaceOrder, type LineInput, type PaymentInput } from './rules.js';
 import { createClaimBatcher } from './claim-batcher.js';
+import { payForOrder, type PaymentSettings } from './payment-step.js';
+import type { Processor } from '../payments/processor.js';
 
 export type { OrderRecord };
 export type Caller = { clientId: string };
@@ -19,10 +21,12 @@ export type OrdersDeps = {
   db: Db;
   metrics: Metrics;
   settings: { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
+  /** absent: placeOrder refuses a `payment` input */
+  payments?: { processor: Processor; settings: PaymentSettings };
 };
 
 /** The order domain: placing, releasing and reading orders. Returns results; only faults throw. */
-export function createOrders({ db, metrics, settings }: OrdersDeps) {
+export function createOrders({ db, metrics, settings, payments }: OrdersDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
   type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>;
   const ttl = { holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours };
@@ -45,16 +49,19 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
       ),
     onBatch: (n) => metrics.claimBatchSize.observe(n),
   });
+  // Orders with a payment keep their key PROCESSING through the payment step; they take the direct path.
   const claim = (c: Claim): Promise<store.PlaceOrderRow> =>
-    c.lines.length === 1
+    c.lines.length === 1 && !c.payment
       ? batcher(c.lines[0]!.sku, JSON.stringify([c.clientId, c.customerId, c.key]), c)
       : timed(() => store.placeOrder(db, { ...c, ...ttl }));
 
   async function placeOrder(
     caller: Caller,
-    input: { idempotencyKey: string; customerId: string; lines: LineInput[] },
+    input: { idempotencyKey: string; customerId: string; lines: LineInput[]; payment?: PaymentInput | null },
   ): Promise<PlaceOrderResult> {
+    const payment = input.payment ?? null;
     const invalid = validatePlaceOrder(input, settings);
+    if (payment) invalid.push(...validatePayment(payment, payments?.processor.name ?? null));
     if (invalid.length) {
       outcome('INVALID_INPUT');
       return { ok: false, errors: invalid, order: null, replayed: false };
@@ -63,13 +70,22 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
       clientId: caller.clientId,
       customerId: input.customerId,
       key: input.idempotencyKey,
-      requestHash: await requestFingerprint(input),
+      // I5: the payment is part of the request: the same key with another card is IDEMPOTENCY_KEY_REUSED
+      requestHash: await requestFingerprint({ ...input, extra: payment ? { p: payment.provider, t: payment.token } : undefined }),
       lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
+      payment: !!payment,
+      recoverySeconds: payments?.settings.recoverySeconds ?? null,
     });
     switch (r.kind) {
-      case 'placed':
-        outcome('RESERVED');
-        return { ok: true, order: r.order, replayed: false };
+      case 'placed': {
+        if (!payment || !payments) {
+          outcome('RESERVED');
+          return { ok: true, order: r.order, replayed: false };
+        }
+        const key = { clientId: caller.clientId, customerId: input.customerId, key: input.idempotencyKey };
+        const order = await payForOrder({ db, metrics, ...payments }, r.order, key, payment.token);
+        return paymentAnswer(order);
+      }
       case 'rejected':
       case 'replayed': {
         const replayed = r.kind === 'replayed';
@@ -103,6 +119,14 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
           errors: [{ code: 'UNKNOWN_SKU', field: ['input', 'lines', String(i), 'sku'], message: `no product with SKU ${r.sku}`, sku: r.sku }],
         };
       }
+      case 'total_too_large':
+        outcome('INVALID_INPUT');
+        return {
+          ok: false,
+          order: null,
+          replayed: false,
+          errors: [{ code: 'INVALID_INPUT', field: ['input', 'lines'], message: 'the order total is larger than an order may be' }],
+        };
       case 'mixed_currency':
         outcome('INVALID_INPUT');
         return {
@@ -112,6 +136,15 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
           errors: [{ code: 'INVALID_INPUT', field: ['input', 'lines'], message: 'all lines of an order must be priced in one currency' }],
         };
     }
+  }
+
+  function paymentAnswer(order: OrderRecord): PlaceOrderResult {
+    outcome(order.status === 'REJECTED' ? (order.rejection?.code ?? 'REJECTED') : order.status);
+    if (order.status === 'REJECTED')
+      return { ok: false, order, replayed: false, errors: [{ code: 'PAYMENT_DECLINED', field: ['input', 'payment'], message: order.rejection?.message ?? 'the payment was declined' }] };
+    if (order.status === 'EXPIRED')
+      return { ok: false, order, replayed: false, errors: [{ code: 'RESERVATION_EXPIRED', field: ['input'], message: 'the hold expired before the payment could start' }] };
+    return { ok: true, order, replayed: false };
   }
 
   async function releaseReservation(caller: Caller, input: { orderId: string; reason?: string | null }): Promise<ReleaseResult> {

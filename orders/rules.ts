@@ -34,6 +34,23 @@ export function validatePlaceOrder(
   return errors;
 }
 
+export type PaymentInput = { provider: string; token: string };
+export const MAX_TOKEN_LENGTH = 255;
+
+/** Why a payment input is refused before anything is written; `provider` is the configured processor's name, if any. */
+export function validatePayment(payment: PaymentInput, provider: string | null): InputError[] {
+  const errors: InputError[] = [];
+  if (provider === null || payment.provider !== provider)
+    errors.push({
+      code: 'INVALID_INPUT',
+      field: ['input', 'payment', 'provider'],
+      message: provider ? `payment provider must be "${provider}"` : 'payments are not configured on this server',
+    });
+  if (payment.token.length === 0 || payment.token.length > MAX_TOKEN_LENGTH)
+    errors.push({ code: 'INVALID_INPUT', field: ['input', 'payment', 'token'], message: `token must be 1 to ${MAX_TOKEN_LENGTH} characters` });
+  return errors;
+}
+
 /**
  * I5: the request fingerprint. Canonical form: customer plus lines sorted by SKU, so the same cart in another line
  * order is the same request, and any other difference is a different one.

@@ -10,12 +10,12 @@ export async function order(_: unknown, args: { id: string | number }, ctx: Cont
 
 export async function placeOrder(
   _: unknown,
-  args: { input: { idempotencyKey: string; customerId: string | number; lines: LineArg[] } },
+  args: { input: { idempotencyKey: string; customerId: string | number; lines: LineArg[]; payment?: { provider: string; token: string } | null } },
   ctx: Context,
 ) {
   requireRole(ctx, 'storefront', 'partner');
-  const { idempotencyKey, customerId, lines } = args.input;
-  const r = await ctx.orders.placeOrder(ctx.caller, { idempotencyKey, customerId: String(customerId), lines });
+  const { idempotencyKey, customerId, lines, payment } = args.input;
+  const r = await ctx.orders.placeOrder(ctx.caller, { idempotencyKey, customerId: String(customerId), lines, payment });
   return { order: r.order, replayed: r.replayed, userErrors: r.ok ? [] : r.errors };
 }
 

@@ -65,6 +65,16 @@ const OrderLineInput = builder.inputType('OrderLineInput', {
     quantity: t.int({ required: true, description: '1 to MAX_LINE_QUANTITY (default 100).' }),
   }),
 });
+const PaymentInput = builder.inputType('PaymentInput', {
+  description: 'Pay while placing: the units are held first, then the payment is authorized (ARCHITECTURE.md section 2 step 4).',
+  fields: (t) => ({
+    provider: t.string({ required: true, description: 'The configured processor: "sandbox" (default) or "stripe".' }),
+    token: t.string({
+      required: true,
+      description: 'The payment method from the processor\'s client library (Stripe: a PaymentMethod id; sandbox: e.g. tok_approve).',
+    }),
+  }),
+});
 const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
   fields: (t) => ({
     idempotencyKey: t.string({
@@ -73,6 +83,11 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
     }),
     customerId: t.id({ required: true }),
     lines: t.field({ type: [OrderLineInput], required: true, description: '1 to MAX_LINES (default 50) lines, one per SKU.' }),
+    payment: t.field({
+      type: PaymentInput,
+      required: false,
+      description: 'Authorize a payment after the hold. Part of the request fingerprint: the same key with another payment is IDEMPOTENCY_KEY_REUSED.',
+    }),
   }),
 });
 const PlaceOrderPayload = builder.objectRef<{ order: OrderRecord | null; userErrors: unknown[]; replayed: boolean }>('PlaceOrderPayload').implement({

@@ -84,3 +84,29 @@ describe('placeOrder with coalesced claims (real pipeline)', () => {
     expect(await t.inventory('BATCH-2')).toEqual({ available: 0, reserved: 5, sold: 0 });
   });
 });
+
+describe('place_orders lock order', () => {
+  it('takes every key row before the inventory row: a batch and a concurrent order holding one of its keys both finish', async () => {
+    await t.product('BATCH-DL', 10);
+    const args = (key: string) => ['c', `cust-${key}`, key, `h-${key}`, JSON.stringify([{ sku: 'BATCH-DL', quantity: 1 }]), 600, 24];
+    // T2 (another instance's retry of k2) has inserted key k2 and not yet claimed.
+    const t2 = await t.db.pool.connect();
+    try {
+      await t2.query('BEGIN');
+      await t2.query('SELECT prepare_order($1, $2, $3, $4, $5::jsonb, $6, $7)', args('k2'));
+      // The batch [k1, k2] must wait for k2 BEFORE it locks BATCH-DL's inventory row...
+      const batch = t.db.query(
+        `SELECT place_orders($1::jsonb, 600, 24) AS r`,
+        [JSON.stringify(['k1', 'k2'].map((k) => ({ clientId: 'c', customerId: `cust-${k}`, key: k, hash: `h-${k}`, lines: [{ sku: 'BATCH-DL', quantity: 1 }] })))],
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      // ...so T2 can claim that row now (before the fix this was a deadlock: 40P01).
+      await t2.query(`UPDATE inventory SET available = available - 1, reserved = reserved + 1 WHERE sku = 'BATCH-DL' AND available >= 1`);
+      await t2.query('COMMIT');
+      const { rows } = await batch;
+      expect(rows[0].r.map((x: any) => x.kind)).toEqual(['placed', 'replayed']);
+    } finally {
+      t2.release();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { loadConfig, ConfigError } from '../edge/config.js';
+import { loadConfig, loadSandboxConfig, ConfigError } from '../edge/config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -13,7 +13,22 @@ describe('configuration', () => {
       idempotencyRetentionHours: 24,
       maxLineQuantity: 100,
       maxLines: 50,
+      payments: {
+        provider: 'sandbox',
+        sandboxUrl: undefined,
+        timeoutMs: 5000,
+        deadlineSeconds: 60,
+        webhookToleranceSeconds: 300,
+        reconcileIntervalMs: 1000,
+        faultPauseBeforeAuthorizeMs: 0,
+      },
     });
+    expect(loadConfig({}).payments.webhookSecret).toMatch(/dev/);
+  });
+
+  it('selects Stripe with its keys, and uses its webhook secret', () => {
+    const c = loadConfig({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' });
+    expect(c.payments).toMatchObject({ provider: 'stripe', stripeSecretKey: 'sk_test_x', webhookSecret: 'whsec_x' });
   });
 
   it('parses API_KEYS as comma-separated role:key', () => {
@@ -33,9 +48,30 @@ describe('configuration', () => {
     ['DATABASE_URL', 'mysql://x'],
     ['API_KEYS', 'root:abcdefgh12'],
     ['API_KEYS', 'admin:short'],
+    ['PAYMENT_PROVIDER', 'paypal'],
+    ['PAYMENT_TIMEOUT_MS', '0'],
+    ['PAYMENT_TIMEOUT_MS', '5s'],
+    ['PAYMENT_DEADLINE_SECONDS', '-1'],
+    ['SANDBOX_PAYMENTS_URL', 'ftp://sandbox'],
+    ['WEBHOOK_TOLERANCE_SECONDS', '0'],
+    ['RECONCILE_INTERVAL_MS', '1'],
+    ['LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS', 'later'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it.each([
+    [{ PAYMENT_PROVIDER: 'stripe' }, /STRIPE_SECRET_KEY: required when PAYMENT_PROVIDER=stripe[\s\S]*STRIPE_WEBHOOK_SECRET/],
+    [{ SANDBOX_PAYMENTS_URL: 'http://127.0.0.1:4100' }, /PAYMENT_WEBHOOK_SECRET: required when SANDBOX_PAYMENTS_URL is set/],
+  ])('names the missing payment variable for %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('validates the standalone sandbox settings', () => {
+    expect(loadSandboxConfig({})).toMatchObject({ port: 4100, webhookUrl: undefined, hangMs: 10_000 });
+    expect(() => loadSandboxConfig({ SANDBOX_PORT: 'x' })).toThrow(/SANDBOX_PORT/);
+    expect(() => loadSandboxConfig({ SANDBOX_WEBHOOK_URL: 'nope' })).toThrow(/SANDBOX_WEBHOOK_URL/);
   });
 
   it('lists every bad variable at once', () => {

@@ -4,6 +4,7 @@ import { startTestApp } from './support/app.js';
 const t = await startTestApp({ maxLines: 3, maxLineQuantity: 5 });
 await t.product('VAL-A', 10);
 await t.product('VAL-B', 10);
+await t.gql(`mutation { createProduct(input: { sku: "VAL-DEAR", name: "Dear thing", priceAmount: 2000000000, currencyCode: "USD", initialStock: 10 }) { userErrors { code } } }`, {}, 'test_admin_key_1');
 await t.gql(`mutation { createProduct(input: { sku: "VAL-EUR", name: "Euro thing", priceAmount: 100, currencyCode: "EUR", initialStock: 10 }) { userErrors { code } } }`, {}, 'test_admin_key_1');
 
 const line = (sku: string, quantity: number) => ({ sku, quantity });
@@ -31,6 +32,7 @@ describe('placeOrder refuses bad input with a userErrors entry and writes nothin
     ['a NUL character in a SKU', { lines: [line('VAL\u0000A', 1)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'sku']],
     ['an empty SKU', { lines: [line('', 1)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'sku']],
     ['an unknown SKU', { lines: [line('VAL-A', 1), line('NO-SUCH-SKU', 1)] }, 'UNKNOWN_SKU', ['input', 'lines', '1', 'sku']],
+    ['a total beyond what an order may hold', { lines: [line('VAL-DEAR', 2)] }, 'INVALID_INPUT', ['input', 'lines']],
     ['lines in two currencies', { lines: [line('VAL-A', 1), line('VAL-EUR', 1)] }, 'INVALID_INPUT', ['input', 'lines']],
   ];
 

@@ -125,16 +125,21 @@ LANGUAGE sql STABLE AS $$
   FROM orders o WHERE o.id = p_order_id
 $$;
 
--- placeOrder in one round trip (ARCHITECTURE.md section 2, steps 1-3).
--- p_lines: jsonb array of {sku, quantity}, already validated for shape, limits and duplicates by the caller.
--- Returns {kind, order?, sku?}: kind is placed | rejected | replayed | reused | in_progress | unknown_sku | mixed_currency.
--- Step 3: the claim is as late as it can be. Everything that does not depend on it (order, lines, hold, key row,
--- order-status event) is written first; after the claim come only one outbox insert built from the UPDATE's own
--- RETURNING and the commit, so the hot inventory row is locked for as short a time as possible. A rejected claim
--- takes no lock, and the order row is then corrected to REJECTED.
-CREATE FUNCTION place_order(
+-- placeOrder in one round trip (ARCHITECTURE.md section 2, steps 1-3), in two phases so that a transaction placing
+-- several orders (005_claim_batches.sql) can take every key row before any inventory row lock.
+--
+-- Phase 1, prepare_order: everything that takes no inventory lock. Validation reads, the key row (I4, I5), and the
+-- order, lines, hold and order-status event, all written before the claim (step 3: the claim as late as it can be).
+-- Returns a final answer {kind: unknown_sku | mixed_currency | total_too_large | reused | in_progress | replayed, ...}
+-- or {kind: 'prepared', ...} carrying what phase 2 needs.
+--   p_payment: a payment follows: the key row stays PROCESSING so a concurrent retry answers IN_PROGRESS while the
+--              payment step runs; the payment step finishes the key (finish_key, 002_payments.sql).
+--   p_recovery_seconds: a key PROCESSING for longer than this (its request died between the hold and the
+--              authorization), or whose order is already final, is finished and replayed, never executed again.
+CREATE FUNCTION prepare_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
-  p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer
+  p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
+  p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -142,22 +147,17 @@ DECLARE
   v_now          timestamptz := now();
   v_expires      timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
   v_existing     idempotency_keys%ROWTYPE;
+  v_status       text;
   v_unknown      text;
   v_currencies   integer;
-  v_total        integer;
+  v_total        bigint;
   v_currency     char(3);
   v_lines        jsonb;
-  v_failed_sku   text;
-  v_failed_qty   integer;
-  v_left         integer;
-  v_rejection    jsonb;
-  v_line         record;
-  v_inv          record;
   v_status_event bigint;
 BEGIN
-  -- Unknown SKUs and mixed currencies are bad input: answer before anything is written. Products are never deleted
-  -- and prices are copied onto the order, so this read decides nothing about stock.
-  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount * l.quantity), min(p.currency),
+  -- Unknown SKUs, mixed currencies and totals beyond integer range are bad input: answered before anything is
+  -- written. Products are never deleted and prices are copied onto the order, so this read decides nothing about stock.
+  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount::bigint * l.quantity), min(p.currency),
          jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku)
     INTO v_unknown, v_currencies, v_total, v_currency, v_lines
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
@@ -168,10 +168,14 @@ BEGIN
   IF v_currencies > 1 THEN
     RETURN jsonb_build_object('kind', 'mixed_currency');
   END IF;
+  IF v_total > 2147483647 THEN
+    RETURN jsonb_build_object('kind', 'total_too_large');
+  END IF;
 
   -- I4: the key row first. A concurrent twin blocks here on the unique index until this transaction ends, then replays.
   INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
-  VALUES (p_client_id, p_customer_id, p_key, p_request_hash, v_order_id, 'DONE', jsonb_build_object('orderId', v_order_id),
+  VALUES (p_client_id, p_customer_id, p_key, p_request_hash, v_order_id,
+          CASE WHEN p_payment THEN 'PROCESSING' ELSE 'DONE' END, jsonb_build_object('orderId', v_order_id),
           now() + make_interval(hours => p_retention_hours))
   ON CONFLICT DO NOTHING;
   IF NOT FOUND THEN
@@ -186,7 +190,14 @@ BEGIN
       RETURN jsonb_build_object('kind', 'reused', 'orderId', v_existing.order_id);
     END IF;
     IF v_existing.state = 'PROCESSING' THEN
-      RETURN jsonb_build_object('kind', 'in_progress', 'orderId', v_existing.order_id, 'order', order_json(v_existing.order_id));
+      SELECT status INTO v_status FROM orders WHERE id = v_existing.order_id;
+      IF v_status IN ('RESERVED', 'AWAITING_PAYMENT') AND
+         (p_recovery_seconds IS NULL OR v_existing.created_at > now() - make_interval(secs => p_recovery_seconds)) THEN
+        RETURN jsonb_build_object('kind', 'in_progress', 'orderId', v_existing.order_id, 'order', order_json(v_existing.order_id));
+      END IF;
+      -- the request that owned the key is finished or dead: the key replays the order from now on (never re-executes)
+      UPDATE idempotency_keys SET state = 'DONE', response = jsonb_build_object('orderId', v_existing.order_id)
+       WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key AND state = 'PROCESSING';
     END IF;
     RETURN jsonb_build_object('kind', 'replayed', 'order', order_json(v_existing.order_id), 'response', v_existing.response);
   END IF;
@@ -203,6 +214,28 @@ BEGIN
           jsonb_build_object('orderId', v_order_id, 'clientId', p_client_id, 'status', 'RESERVED', 'updatedAt', v_now))
   RETURNING id INTO v_status_event;
 
+  RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id, 'customerId', p_customer_id,
+    'key', p_key, 'payment', p_payment, 'lines', v_lines, 'totalAmount', v_total, 'currency', v_currency,
+    'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event);
+END
+$$;
+
+-- Phase 2, claim_order: the claims, then only one outbox insert per line (built from the UPDATE's own RETURNING) and
+-- the commit hold the inventory row lock. A rejected claim takes no lock; the prepared order is then corrected to
+-- REJECTED (recorded, so a retry with the same key replays the rejection). Returns the order document order_json()
+-- would build, from what it already knows (no re-read).
+CREATE FUNCTION claim_order(p jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_order_id   uuid := (p->>'orderId')::uuid;
+  v_lines      jsonb := p->'lines';
+  v_failed_sku text;
+  v_failed_qty integer;
+  v_left       integer;
+  v_rejection  jsonb;
+  v_line       record;
+  v_inv        record;
+BEGIN
   -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
   IF jsonb_array_length(v_lines) = 1 THEN
     SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
@@ -236,26 +269,46 @@ BEGIN
   END IF;
 
   IF v_failed_sku IS NOT NULL THEN
-    SELECT available INTO v_left FROM inventory WHERE sku = v_failed_sku;  -- informational only: the decision was the UPDATE
+    SELECT available INTO v_left FROM inventory WHERE sku = v_failed_sku;  -- for the message only: the decision was the UPDATE
     v_rejection := jsonb_build_object(
       'code', CASE WHEN v_left = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
       'sku', v_failed_sku,
       'message', CASE WHEN v_left = 0 THEN format('%s is sold out', v_failed_sku)
-                      ELSE format('only %s of %s left, %s requested', v_left, v_failed_sku, v_failed_qty) END);
-    -- Recorded, so a retry with the same key replays this rejection.
+                      ELSE format('not enough %s left for %s', v_failed_sku, v_failed_qty) END);
     UPDATE orders SET status = 'REJECTED', rejection = v_rejection WHERE id = v_order_id;
     DELETE FROM reservations WHERE order_id = v_order_id;
-    UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = v_status_event;
+    UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = (p->>'statusEvent')::bigint;
+    IF (p->>'payment')::boolean THEN  -- nothing to pay for: the key is final now
+      UPDATE idempotency_keys SET state = 'DONE'
+       WHERE client_id = p->>'clientId' AND customer_id = p->>'customerId' AND key = p->>'key';
+    END IF;
   END IF;
 
-  -- The same document order_json() builds, from what this call already knows (no re-read).
   RETURN jsonb_build_object(
     'kind', CASE WHEN v_rejection IS NULL THEN 'placed' ELSE 'rejected' END,
     'order', jsonb_build_object(
       'id', v_order_id, 'status', CASE WHEN v_rejection IS NULL THEN 'RESERVED' ELSE 'REJECTED' END,
-      'customerId', p_customer_id, 'totalAmount', v_total, 'currency', v_currency, 'rejection', v_rejection,
-      'createdAt', v_now, 'updatedAt', v_now, 'lines', v_lines,
-      'reservation', CASE WHEN v_rejection IS NULL THEN jsonb_build_object('state', 'HELD', 'expiresAt', v_expires) END));
+      'customerId', p->'customerId', 'totalAmount', p->'totalAmount', 'currency', p->'currency', 'rejection', v_rejection,
+      'createdAt', p->'now', 'updatedAt', p->'now', 'lines', v_lines,
+      'reservation', CASE WHEN v_rejection IS NULL THEN jsonb_build_object('state', 'HELD', 'expiresAt', p->'expiresAt') END));
+END
+$$;
+
+-- placeOrder for one order: both phases in one statement, one round trip.
+CREATE FUNCTION place_order(
+  p_client_id text, p_customer_id text, p_key text, p_request_hash text,
+  p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
+  p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL
+) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_prepared jsonb := prepare_order(p_client_id, p_customer_id, p_key, p_request_hash, p_lines,
+                                    p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds);
+BEGIN
+  IF v_prepared->>'kind' <> 'prepared' THEN
+    RETURN v_prepared;
+  END IF;
+  RETURN claim_order(v_prepared);
 END
 $$;
 
@@ -317,15 +370,14 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_ids uuid[];
 BEGIN
-  -- Both locks are SKIP LOCKED, so a sweeper never waits on a release or another sweeper and cannot deadlock with them;
-  -- the order-row lock is what serializes it with releaseReservation (which locks the order row first).
+  -- Candidates come from the due-holds index without locking; only order rows are locked, FOR UPDATE SKIP LOCKED
+  -- with the LIMIT, so two sweepers take disjoint batches and neither waits for the other. Reservations are then
+  -- locked by return_held_units after their order: the lock order every writer uses (no deadlock cycle).
   SELECT array_agg(o.id) INTO v_ids FROM (
     SELECT o.id FROM orders o
-     WHERE o.id IN (SELECT r.order_id FROM reservations r
-                     WHERE r.state = 'HELD' AND r.expires_at <= now()
-                     ORDER BY r.expires_at LIMIT p_limit
-                     FOR UPDATE SKIP LOCKED)
-       AND o.status = 'RESERVED'
+     WHERE o.status = 'RESERVED'
+       AND o.id IN (SELECT r.order_id FROM reservations r WHERE r.state = 'HELD' AND r.expires_at <= now())
+     LIMIT p_limit
      FOR UPDATE SKIP LOCKED) o;
   IF v_ids IS NULL THEN RETURN; END IF;
   UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = ANY (v_ids);

@@ -4,6 +4,7 @@ import { createApp } from '../../edge/app.js';
 import type { ApiKey } from '../../edge/config.js';
 import { createMetrics } from '../../orders/metrics.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import type { AppDeps } from '../../edge/app.js';
 
 export const KEYS = {
   storefront: 'test_storefront_key_1',
@@ -25,7 +26,10 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * The whole pipeline (Hono -> auth -> Yoga -> resolvers -> domain -> PostgreSQL) on this file's own database,
  * dropped after the file. Requests go through `app.request`, no port.
  */
-export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> = {}) {
+export async function startTestApp(
+  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> = {},
+  payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
+) {
   const metrics = createMetrics();
   const tdb: TestDatabase = await createTestDatabase({
     max: settings.poolSize ?? 20,
@@ -42,6 +46,7 @@ export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; m
       maxLines: settings.maxLines ?? 50,
       maxLineQuantity: settings.maxLineQuantity ?? 100,
     },
+    payments: typeof payments === 'function' ? payments(tdb.db) : payments,
   });
   afterAll(() => tdb.drop());
 

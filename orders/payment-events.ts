@@ -1,0 +1,39 @@
+import type { Db } from '../db/pool.js';
+import { applyPaymentEvent } from '../db/payments-store.js';
+import { WebhookSignatureError, type Processor } from '../payments/processor.js';
+import type { Metrics } from './metrics.js';
+import { isUuid } from './rules.js';
+
+export type WebhookAnswer = { status: 200 | 400 | 404; body: { received: boolean; result?: string; error?: string } };
+
+/**
+ * A payment webhook: verified first (signature + timestamp tolerance; a bad one is 400 with no effect), then the event id
+ * and its guarded transition in ONE transaction (apply_payment_event): a repeated delivery finds its id and does nothing (I8);
+ * a success meeting an order already released records one compensation.
+ * @example const a = await handlePaymentWebhook(deps, 'sandbox', await c.req.text(), c.req.raw.headers)
+ */
+export async function handlePaymentWebhook(
+  deps: { db: Db; metrics: Metrics; processors: Processor[] },
+  provider: string,
+  rawBody: string,
+  headers: Headers,
+): Promise<WebhookAnswer> {
+  const processor = deps.processors.find((p) => p.name === provider);
+  if (!processor) return { status: 404, body: { received: false, error: `no payment provider "${provider}"` } };
+  let event;
+  try {
+    event = await processor.verifyWebhook(rawBody, headers);
+  } catch (err) {
+    if (!(err instanceof WebhookSignatureError)) throw err;
+    deps.metrics.paymentWebhooks.inc({ result: 'invalid' });
+    return { status: 400, body: { received: false, error: err.message } };
+  }
+  if (!event.outcome || !event.orderId || !isUuid(event.orderId)) {
+    deps.metrics.paymentWebhooks.inc({ result: 'ignored' });
+    return { status: 200, body: { received: true, result: 'ignored' } };
+  }
+  const r = await applyPaymentEvent(deps.db, `payments:${provider}`, event.id, event.orderId, event.outcome, event.providerRef ?? null, event.reason ?? null);
+  deps.metrics.paymentWebhooks.inc({ result: r.kind === 'duplicate' ? 'duplicate' : 'applied' });
+  if (r.kind === 'compensate') deps.metrics.paymentCompensations.inc({ event: 'recorded' });
+  return { status: 200, body: { received: true, result: r.kind } };
+}

@@ -1,0 +1,52 @@
+import type { Db } from '../db/pool.js';
+import type { OrderRecord } from '../db/orders-store.js';
+import * as store from '../db/payments-store.js';
+import type { AuthorizeResult, Processor } from '../payments/processor.js';
+import type { Metrics } from './metrics.js';
+
+export type PaymentSettings = {
+  /** how long an AWAITING_PAYMENT order waits for a webhook before the reconciler asks the processor */
+  deadlineSeconds: number;
+  /** a key PROCESSING for longer than this belongs to a dead request: retries replay the order instead of waiting */
+  recoverySeconds: number;
+  /** test-only fault injection: sleep between the hold and the authorization */
+  pauseBeforeAuthorizeMs?: number;
+};
+export type PaymentDeps = { db: Db; metrics: Metrics; processor: Processor; settings: PaymentSettings };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * ARCHITECTURE.md section 2 step 4, after the hold committed (place_order left the key row PROCESSING):
+ *   1. one short transaction: HELD -> AWAITING_PAYMENT while the hold is live, payment row PENDING (begin_payment);
+ *   2. authorize with the order id as idempotency key, OUTSIDE any transaction, bounded by the processor's timeout;
+ *   3. one short transaction: the outcome by guarded transition and the key row finished (complete_payment).
+ * A crash after 1 leaves AWAITING_PAYMENT + PENDING: the reconciler asks the processor after the deadline (I7).
+ * A crash before 1 leaves a HELD hold: the sweeper expires it; it was never sent to the processor.
+ */
+export async function payForOrder(
+  deps: PaymentDeps,
+  order: OrderRecord,
+  key: store.KeyRef,
+  token: string,
+): Promise<OrderRecord> {
+  const { db, metrics, processor, settings } = deps;
+  const begun = await store.beginPayment(db, order.id, key, processor.name, settings.deadlineSeconds);
+  if (begun.kind === 'not_held') return begun.order;
+  if (settings.pauseBeforeAuthorizeMs) await sleep(settings.pauseBeforeAuthorizeMs);
+
+  let result: AuthorizeResult;
+  try {
+    result = await processor.authorize({ orderId: order.id, amount: order.totalAmount, currency: order.currency, token });
+  } catch (err) {
+    // A fault (e.g. an idempotency conflict): the outcome is unknown, so the hold stays for the reconciler; then surface it.
+    metrics.paymentAuthorizations.inc({ outcome: 'fault' });
+    await store.completePayment(db, order.id, key, 'unknown', null, 'processor_fault');
+    throw err;
+  }
+  metrics.paymentAuthorizations.inc({ outcome: result.outcome });
+  if (result.outcome === 'unknown') metrics.paymentUnknownOutcomes.inc({ reason: result.reason ?? 'unknown' });
+  const done = await store.completePayment(db, order.id, key, result.outcome, result.providerRef ?? null, result.reason ?? null);
+  if (done.kind === 'compensate') metrics.paymentCompensations.inc({ event: 'recorded' });
+  return done.order ?? begun.order;
+}

@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from './support/db.js';
+import { startSandbox } from '../payments/sandbox-server.js';
+import { createMetrics } from '../orders/metrics.js';
+import { sweepOnce } from '../orders/sweeper.js';
+import { placeOrder } from '../db/orders-store.js';
+
+const SECRET = 'whsec_crash_test';
+const KEY = 'storefront:crash_test_storefront_key';
+const tdb = await createTestDatabase();
+const sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 2_000 });
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await sandbox.close();
+  await tdb.drop();
+});
+
+/** `npm start` as a real child process on this file's database and the test's sandbox; resolves with its URL. */
+function startServer(extraEnv: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      PORT: '0',
+      DATABASE_URL: tdb.url,
+      API_KEYS: KEY,
+      SANDBOX_PAYMENTS_URL: sandbox.url,
+      PAYMENT_WEBHOOK_SECRET: SECRET,
+      PAYMENT_TIMEOUT_MS: '500',
+      PAYMENT_DEADLINE_SECONDS: '1',
+      RECONCILE_INTERVAL_MS: '100',
+      SWEEP_INTERVAL_MS: '100',
+      LOG_LEVEL: 'silent',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/[\d.]+:\d+)\/graphql/.exec(out);
+      if (m) resolve({ url: m[1]!, child });
+    });
+    child.stderr!.on('data', (d) => (out += d));
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
+  });
+}
+
+const state = async (orderId: string) =>
+  (await tdb.db.query(`SELECT o.status, r.state FROM orders o JOIN reservations r ON r.order_id = o.id WHERE o.id = $1`, [orderId])).rows[0];
+const inventory = async (sku: string) => (await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = $1`, [sku])).rows[0];
+async function until<T>(fn: () => Promise<T | undefined | null | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+async function product(sku: string, units: number) {
+  await tdb.db.query(`INSERT INTO products (sku, name, price_amount, currency) VALUES ($1, $1, 500, 'USD')`, [sku]);
+  await tdb.db.query(`INSERT INTO inventory (sku, available) VALUES ($1, $2)`, [sku, units]);
+}
+
+describe('a crash between the hold and the authorization', () => {
+  it('SIGKILL after AWAITING_PAYMENT, before the processor heard of it: after restart the reconciler releases the unit', async () => {
+    await product('CRASH-1', 1);
+    const first = await startServer({ LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS: '60000' });
+    const request = fetch(`${first.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY.split(':')[1]}` },
+      body: JSON.stringify({
+        query: `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id status } } }`,
+        variables: { input: { idempotencyKey: 'crash-1', customerId: 'c1', lines: [{ sku: 'CRASH-1', quantity: 1 }], payment: { provider: 'sandbox', token: 'tok_approve' } } },
+      }),
+    }).catch(() => null); // the server dies under it
+    const orderId = await until(async () => (await tdb.db.query(`SELECT id FROM orders WHERE status = 'AWAITING_PAYMENT'`)).rows[0]?.id as string | undefined);
+    first.child.kill('SIGKILL');
+    await request;
+    expect(await inventory('CRASH-1')).toEqual({ available: 0, reserved: 1, sold: 0 }); // held, not stranded yet
+
+    const second = await startServer({});
+    await until(async () => (await state(orderId))?.status === 'EXPIRED');
+    expect(await state(orderId)).toEqual({ status: 'EXPIRED', state: 'EXPIRED' });
+    expect(await inventory('CRASH-1')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    const c = (await (await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`)).json()) as { requests: number };
+    expect(c.requests).toBe(0); // never sent to the processor
+    second.child.kill('SIGTERM');
+  });
+
+  it('a request that died after the hold but before the payment step: the sweeper expires the hold, a retry replays it', async () => {
+    await product('CRASH-2', 1);
+    // exactly what place_order leaves behind when the process dies right after it commits
+    const r = await placeOrder(tdb.db, {
+      clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }],
+      holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1,
+    });
+    expect(r.kind).toBe('placed');
+    const id = (r as { order: { id: string } }).order.id;
+    const retryNow = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
+    expect(retryNow.kind).toBe('in_progress');
+    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [id]);
+    expect(await sweepOnce(tdb.db, createMetrics())).toBe(1);
+    expect(await inventory('CRASH-2')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    const retryLater = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
+    expect(retryLater).toMatchObject({ kind: 'replayed', order: { id, status: 'EXPIRED' } });
+    const key = await tdb.db.query(`SELECT state FROM idempotency_keys WHERE key = 'crash-2'`);
+    expect(key.rows).toEqual([{ state: 'DONE' }]); // finished: retention cleanup can delete it
+  });
+});
