@@ -5,6 +5,7 @@ import type { Metrics } from './metrics.js';
 import { isUuid, requestFingerprint, validatePlaceOrder, type LineInput } from './rules.js';
 
 export type { OrderRecord };
+export { toOrder } from '../db/orders-store.js';
 export type Caller = { clientId: string };
 export type DomainError = { code: string; message: string; field?: string[]; sku?: string | null };
 
@@ -18,10 +19,12 @@ export type OrdersDeps = {
   db: Db;
   metrics: Metrics;
   settings: { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
+  /** told after a committed write that produced outbox rows (wakes the relay; never inside the transaction) */
+  onOutboxWritten?: () => void;
 };
 
 /** The order domain: placing, releasing and reading orders. Returns results; only faults throw. */
-export function createOrders({ db, metrics, settings }: OrdersDeps) {
+export function createOrders({ db, metrics, settings, onOutboxWritten = () => {} }: OrdersDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
 
   async function placeOrder(
@@ -48,6 +51,7 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
     } finally {
       stop();
     }
+    if (r.kind === 'placed' || r.kind === 'rejected') onOutboxWritten();
     switch (r.kind) {
       case 'placed':
         outcome('RESERVED');
@@ -106,6 +110,7 @@ export function createOrders({ db, metrics, settings }: OrdersDeps) {
     if (input.reason && input.reason.length > 500)
       return { ok: false, order: null, errors: [{ code: 'INVALID_INPUT', field: ['input', 'reason'], message: 'reason must be at most 500 characters' }] };
     const r = await store.releaseOrder(db, caller.clientId, input.orderId, input.reason ?? null);
+    if (r.kind === 'released') onOutboxWritten();
     switch (r.kind) {
       case 'not_found':
         return notFound;

@@ -21,13 +21,15 @@ describe('the public GraphQL contract', () => {
       'replayed: Boolean!',
       'userErrors: [UserError!]!',
       'soldOut: Boolean!',
+      'availabilityChanged(skus: [String!]!): Availability!',
+      'orderStatusChanged(orderId: ID!): Order!',
     ]) {
       expect(sdl).toContain(needle);
     }
   });
 
-  it('describes every type and every field of the query and mutation roots', () => {
-    for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
+  it('describes every type and every field of the query, mutation and subscription roots', () => {
+    for (const root of [schema.getQueryType()!, schema.getMutationType()!, schema.getSubscriptionType()!]) {
       for (const f of Object.values(root.getFields())) expect(f.description, `${root.name}.${f.name}`).toBeTruthy();
     }
   });
