@@ -32,6 +32,7 @@
         const m = JSON.parse(ev.data);
         if (m.type === 'connection_ack') {
           ready = true; attempt = 0;
+          setLive(true);
           for (const [id, s] of subs) { send({ id, type: 'subscribe', payload: s.payload }); s.onReconnect && s.onReconnect(); }
         } else if (m.type === 'next' && subs.has(m.id)) subs.get(m.id).onData(m.payload.data);
         else if (m.type === 'ping') send({ type: 'pong' });
@@ -47,7 +48,7 @@
     return function subscribe(query, variables, onData, onReconnect) {
       const id = String(nextId++);
       subs.set(id, { payload: { query, variables }, onData, onReconnect });
-      if (ready) send({ id, type: 'subscribe', payload: { query, variables } });
+      if (ready) { send({ id, type: 'subscribe', payload: { query, variables } }); onReconnect && onReconnect(); }
       return () => { subs.delete(id); send({ id, type: 'complete' }); };
     };
   }
