@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createPubSub, Repeater } from 'graphql-yoga';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { RedisClients } from './redis.js';
@@ -38,7 +39,10 @@ export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string }
         publishClient: redis.command,
       })
     : undefined;
-  const pubsub = createPubSub<Record<string, [unknown]>>(eventTarget ? { eventTarget } : undefined);
+  // In-process: a plain EventTarget, with no listener limit (thousands of subscribers on one hot SKU are normal).
+  const localTarget = new EventTarget();
+  setMaxListeners(0, localTarget);
+  const pubsub = createPubSub<Record<string, [unknown]>>({ eventTarget: (eventTarget ?? localTarget) as any });
   const channel = (topic: Topic, key: string) => `${prefix}${topic}:${key}`;
 
   return {

@@ -16,7 +16,8 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
   let b: NodeProcess;
   beforeAll(async () => {
     tdb = await createTestDatabase({ max: 4 });
-    const env = { DATABASE_URL: tdb.url, API_KEYS, REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('inst'), DATABASE_POOL_SIZE: '10', RELAY_POLL_MS: '200' };
+    // a 30 s poll: every delivery within the test's timeouts was woken by the NOTIFY sent after commit
+    const env = { DATABASE_URL: tdb.url, API_KEYS, REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('inst'), DATABASE_POOL_SIZE: '10', RELAY_POLL_MS: '30000' };
     [a, b] = await Promise.all([spawnNode(env), spawnNode(env)]);
   });
   afterAll(async () => {
