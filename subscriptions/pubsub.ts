@@ -14,6 +14,8 @@ export type Topic = keyof Topics;
 export type LivePubSub = {
   /** resolves once the event is handed to the transport (Redis PUBLISH acknowledged); rejects if it was not */
   publish<T extends Topic>(topic: T, key: string, event: Topics[T]): Promise<void>;
+  /** many events in one round trip (a Redis pipeline); rejects unless every one was accepted */
+  publishMany(events: { [T in Topic]: { topic: T; key: string; event: Topics[T] } }[Topic][]): Promise<void>;
   subscribe<T extends Topic>(topic: T, key: string): AsyncIterable<Topics[T]> & AsyncIterator<Topics[T]>;
   /** events of several keys of one topic as one stream (e.g. availabilityChanged(skus)) */
   subscribeMany<T extends Topic>(topic: T, keys: string[]): AsyncIterable<Topics[T]>;
@@ -53,6 +55,17 @@ export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string }
       } else {
         pubsub.publish(channel(topic, key), event);
       }
+    },
+    async publishMany(events) {
+      if (!redis) {
+        for (const e of events) pubsub.publish(channel(e.topic, e.key), e.event);
+        return;
+      }
+      const pipe = redis.command.pipeline();
+      for (const e of events) pipe.publish(channel(e.topic, e.key), JSON.stringify(e.event));
+      const results = (await pipe.exec()) ?? [];
+      const failed = results.find(([err]) => err);
+      if (failed || results.length !== events.length) throw failed?.[0] ?? new Error('redis pipeline returned no results');
     },
     subscribe: (topic, key) => pubsub.subscribe(channel(topic, key)) as any,
     subscribeMany(topic, keys) {

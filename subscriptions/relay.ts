@@ -14,15 +14,20 @@ export type RelayDeps = {
   afterPublish?: (events: OutboxEvent[]) => Promise<void> | void;
 };
 
-/** Publishes one outbox event to its topic; order events carry the order read once by the claim query. */
-async function publishEvent(pubsub: LivePubSub, e: OutboxEvent): Promise<void> {
-  if (e.topic === 'availability') {
-    await pubsub.publish('availability', e.aggregateKey, e.payload as AvailabilityEvent);
-  } else if (e.topic === 'order_status') {
-    const p = e.payload as { orderId: string; clientId: string; status: string; updatedAt: string };
-    await pubsub.publish('order_status', e.aggregateKey, { ...p, order: e.order });
+/**
+ * A batch of outbox rows as pubsub messages, in outbox order; order events carry the order read once by the claim
+ * query. Other topics (written by later features) are marked published without a message: nobody subscribes here.
+ */
+function toMessages(events: OutboxEvent[]): Parameters<LivePubSub['publishMany']>[0] {
+  const out: Parameters<LivePubSub['publishMany']>[0] = [];
+  for (const e of events) {
+    if (e.topic === 'availability') out.push({ topic: 'availability', key: e.aggregateKey, event: e.payload as AvailabilityEvent });
+    else if (e.topic === 'order_status') {
+      const p = e.payload as { orderId: string; clientId: string; status: string; updatedAt: string };
+      out.push({ topic: 'order_status', key: e.aggregateKey, event: { ...p, order: e.order } });
+    }
   }
-  // other topics (written by later features) are marked published: nobody subscribes to them here
+  return out;
 }
 
 /**
@@ -35,7 +40,7 @@ export async function relayOnce(deps: RelayDeps): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await publishOutboxBatch(deps.db, deps.batchSize ?? 200, async (events) => {
-      for (const e of events) await publishEvent(deps.pubsub, e);
+      await deps.pubsub.publishMany(toMessages(events)); // one round trip per batch
       await deps.afterPublish?.(events);
       for (const e of events) deps.metrics.outboxPublished.inc({ topic: e.topic });
       if (deps.cache) {
