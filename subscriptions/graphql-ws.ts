@@ -5,6 +5,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { ExecutionArgs } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Caller, Role } from '../schema/context.js';
+import { shareSubscriptions } from './shared-execution.js';
 
 export type GraphqlWsOptions = {
   yoga: YogaServerInstance<any, any>;
@@ -23,7 +24,7 @@ type Extra = { caller?: Caller };
  * handed to a `ws` server; anything else is refused. The API key is checked once, in connection_init
  * (`connectionParams: { authorization: 'Bearer <key>' }`): a missing or unknown key, or a role that may not subscribe,
  * closes the socket with 4403 before any subscription. Operations run through Yoga's envelop (same schema, context,
- * masked errors as HTTP).
+ * masked errors as HTTP); identical subscriptions of one client share one execution per event.
  * @example const dispose = attachGraphqlWs(server, { yoga, lookupCaller })
  */
 export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
@@ -39,12 +40,18 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   };
   server.on('upgrade', onUpgrade);
+  // identical subscriptions of one API client run once per event, whatever the number of sockets (see shared-execution)
+  const shared = shareSubscriptions();
+  const shareKeys = new WeakMap<object, string>();
 
   const disposable = useServer<Record<string, unknown> | undefined, Extra>(
     {
       isProd: opts.isProd,
       execute: (args: any) => args.rootValue.execute(args),
-      subscribe: (args: any) => args.rootValue.subscribe(args),
+      subscribe: (args: any) => {
+        const key = shareKeys.get(args);
+        return key ? shared(args, key, args.rootValue.subscribe) : args.rootValue.subscribe(args);
+      },
       onConnect: async (ctx) => {
         const auth = ctx.connectionParams?.authorization;
         const caller = await opts.lookupCaller(typeof auth === 'string' ? auth : undefined);
@@ -75,6 +82,7 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
         };
+        shareKeys.set(args, JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, ctx.extra.caller?.clientId]));
         return args;
       },
     },

@@ -71,6 +71,23 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
     await sub.close();
   });
 
+  it('gives every one of many identical subscribers each event (one shared execution), and keeps the rest when one leaves', async () => {
+    await createProduct('SHARE-1', 5);
+    const subs = await Promise.all(Array.from({ length: 5 }, () => subscribe<Avail>(b.url, KEYS.storefront, AVAIL, { skus: ['SHARE-1'] })));
+    const buy = (i: number) => gql(a, PLACE_ORDER, { input: { idempotencyKey: `share-${i}`, customerId: 'c', lines: [{ sku: 'SHARE-1', quantity: 1 }] } });
+    await buy(1);
+    for (const s of subs) expect(await s.waitFor((e) => e.available === 4)).toMatchObject({ sku: 'SHARE-1' });
+    await subs[0]!.close();
+    await buy(2);
+    for (const s of subs.slice(1)) expect(await s.waitFor((e) => e.available === 3)).toMatchObject({ sku: 'SHARE-1' });
+    await Promise.all(subs.slice(1).map((s) => s.close()));
+    await new Promise((r) => setTimeout(r, 100));
+    const late = await subscribe<Avail>(b.url, KEYS.storefront, AVAIL, { skus: ['SHARE-1'] }); // after the group closed
+    await buy(3);
+    expect(await late.waitFor((e) => e.available === 2)).toMatchObject({ sku: 'SHARE-1' });
+    await late.close();
+  });
+
   it('refuses a subscriber without a valid key in connection_init (4403), and a partner key', async () => {
     for (const key of [null, 'not-a-key', KEYS.partner]) {
       const s = await subscribe(a.url, key, AVAIL, { skus: ['X-1'] });
