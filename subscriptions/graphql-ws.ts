@@ -6,6 +6,7 @@ import type { ExecutionArgs } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Caller, Role } from '../schema/context.js';
 import { shareSubscriptions } from './shared-execution.js';
+import { encodeOnce } from './encode-once.js';
 
 export type GraphqlWsOptions = {
   yoga: YogaServerInstance<any, any>;
@@ -43,10 +44,14 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   // identical subscriptions of one API client run once per event, whatever the number of sockets (see shared-execution)
   const shared = shareSubscriptions();
   const shareKeys = new WeakMap<object, string>();
+  const encoder = encodeOnce();
+  wss.on('connection', encoder.wrap); // before graphql-ws's own listener: its sends go through the encoder
 
   const disposable = useServer<Record<string, unknown> | undefined, Extra>(
     {
       isProd: opts.isProd,
+      onNext: encoder.onNext,
+      jsonMessageReplacer: encoder.replacer,
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => {
         const key = shareKeys.get(args);
