@@ -73,12 +73,21 @@ function startServer(databaseUrl: string) {
   });
 }
 
-const gql = (host: string, key: string, query: string, variables: unknown) =>
-  fetch(`http://${host}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ query, variables }),
-  }).then((r) => r.json() as Promise<any>);
+/** One GraphQL request; a request that failed in transit (e.g. a reused keep-alive socket reset) is sent again,
+ * which is safe for placeOrder: the same idempotency key cannot order twice. */
+async function gql(host: string, key: string, query: string, variables: unknown, attempts = 3): Promise<any> {
+  try {
+    const r = await fetch(`http://${host}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return await r.json();
+  } catch (err) {
+    if (attempts <= 1) throw err;
+    return gql(host, key, query, variables, attempts - 1);
+  }
+}
 
 /** One subscriber speaking graphql-transport-ws; calls onEvent(receivedAt, payload) per `next`. */
 function subscriber(host: string, onEvent: (at: number, data: any) => void) {
