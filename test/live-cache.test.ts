@@ -8,6 +8,8 @@ import { createLivePubSub } from '../subscriptions/pubsub.js';
 import { createAvailabilityCache } from '../subscriptions/availability-cache.js';
 import { relayOnce } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
+import { spawnNode } from './support/node-process.js';
+import { CREATE_PRODUCT, PLACE_ORDER } from './support/app.js';
 
 const hasRedis = await redisAvailable();
 const silent = pino({ level: 'silent' });
@@ -51,6 +53,35 @@ describe('with Redis at a dead port', async () => {
     expect(before).toBeGreaterThan(0);
     await expect(relay()).rejects.toThrow();
     expect(await countUnpublished(t.db)).toBe(before);
+  });
+});
+
+describe('a server process started with REDIS_URL at a dead port', async () => {
+  const t = await startTestApp({ poolSize: 2 }); // for its database
+  it('starts, answers queries and sells from PostgreSQL, and reports Redis down in /metrics', async () => {
+    const host = await spawnNode({
+      DATABASE_URL: t.dbUrl,
+      API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`,
+      REDIS_URL: DEAD_REDIS_URL,
+      LOG_LEVEL: 'warn',
+    });
+    try {
+      const gql = async (query: string, variables: object, key = KEYS.storefront) =>
+        ((await (await fetch(`${host.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify({ query, variables }),
+        })).json()) as any).data;
+      await gql(CREATE_PRODUCT, { input: { sku: 'PROC-1', name: 'p', priceAmount: 1, currencyCode: 'USD', initialStock: 1 } }, KEYS.admin);
+      expect((await gql(PRODUCT, { sku: 'PROC-1' })).product.availability).toMatchObject({ available: 1, soldOut: false });
+      const placed = await gql(PLACE_ORDER, { input: { idempotencyKey: 'proc-1', customerId: 'c', lines: [{ sku: 'PROC-1', quantity: 1 }] } });
+      expect(placed.placeOrder.order.status).toBe('RESERVED');
+      expect((await gql(PRODUCT, { sku: 'PROC-1' })).product.availability).toMatchObject({ available: 0, soldOut: true });
+      expect(await (await fetch(`${host.url}/metrics`)).text()).toMatch(/lastunit_redis_up 0/);
+      expect(host.output()).toMatch(/redis unavailable: reads fall back to PostgreSQL/);
+    } finally {
+      await host.stop();
+    }
   });
 });
 
