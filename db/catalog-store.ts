@@ -1,10 +1,11 @@
 import type { Db } from './pool.js';
 
-export type Availability = { sku: string; available: number; soldOut: boolean; updatedAt: Date };
+/** `version` is inventory.version: it grows on every change, so a client (or the cache) drops older figures. */
+export type Availability = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: Date };
 export type Product = { sku: string; name: string; priceAmount: number; currency: string; availability: Availability };
 
-const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.available, i.updated_at`;
-type ProductRow = { sku: string; name: string; price_amount: number; currency: string; available: number; updated_at: Date };
+const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.available, i.version, i.updated_at`;
+type ProductRow = { sku: string; name: string; price_amount: number; currency: string; available: number; version: number; updated_at: Date };
 
 function toProduct(r: ProductRow): Product {
   return {
@@ -16,8 +17,8 @@ function toProduct(r: ProductRow): Product {
   };
 }
 
-function toAvailability(r: { sku: string; available: number; updated_at: Date }): Availability {
-  return { sku: r.sku, available: r.available, soldOut: r.available === 0, updatedAt: r.updated_at };
+function toAvailability(r: { sku: string; available: number; version: number; updated_at: Date }): Availability {
+  return { sku: r.sku, available: r.available, soldOut: r.available === 0, version: Number(r.version), updatedAt: r.updated_at };
 }
 
 /** Products with their current availability, in the order asked; missing SKUs come back as null. */
@@ -31,6 +32,12 @@ export async function findProducts(db: Db, skus: string[]): Promise<(Product | n
   return skus.map((s) => bySku.get(s) ?? null);
 }
 
+/** The first `limit` SKUs, oldest product first (the catalog page's listing). */
+export async function listSkus(db: Db, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ sku: string }>(`SELECT sku FROM products ORDER BY created_at, sku LIMIT $1`, [limit]);
+  return rows.map((r) => r.sku);
+}
+
 export type CreateProductResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' };
 
 /** Inserts a product and its inventory row (with `initialStock` available) in one statement. */
@@ -42,8 +49,8 @@ export async function createProduct(
     `WITH p AS (
        INSERT INTO products (sku, name, price_amount, currency) VALUES ($1, $2, $3, $4)
        ON CONFLICT (sku) DO NOTHING RETURNING sku, name, price_amount, currency),
-     i AS (INSERT INTO inventory (sku, available) SELECT sku, $5 FROM p RETURNING sku, available, updated_at)
-     SELECT p.sku, p.name, p.price_amount, p.currency, i.available, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
+     i AS (INSERT INTO inventory (sku, available) SELECT sku, $5 FROM p RETURNING sku, available, version, updated_at)
+     SELECT p.sku, p.name, p.price_amount, p.currency, i.available, i.version, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
     [p.sku, p.name, p.priceAmount, p.currency, p.initialStock],
   );
   return rows[0] ? { ok: true, product: toProduct(rows[0]) } : { ok: false, code: 'DUPLICATE_SKU' };
@@ -53,7 +60,7 @@ export type StockResult = { ok: true; availability: Availability } | { ok: false
 
 /** Adds units to available (I2: an explicit restock is the only way the total grows). */
 export async function restock(db: Db, sku: string, quantity: number): Promise<StockResult> {
-  const { rows } = await db.run<{ sku: string; available: number; updated_at: Date }>(
+  const { rows } = await db.run<{ sku: string; available: number; version: number; updated_at: Date }>(
     `WITH upd AS (
        UPDATE inventory SET available = available + $2, version = version + 1, updated_at = now() WHERE sku = $1
        RETURNING sku, available, version, updated_at),
@@ -61,7 +68,7 @@ export async function restock(db: Db, sku: string, quantity: number): Promise<St
        INSERT INTO outbox (topic, aggregate_key, payload)
        SELECT 'availability', sku, jsonb_build_object('sku', sku, 'available', available, 'soldOut', available = 0,
                                                       'version', version, 'updatedAt', updated_at) FROM upd)
-     SELECT sku, available, updated_at FROM upd`,
+     SELECT sku, available, version, updated_at FROM upd`,
     [sku, quantity],
     { idempotent: false }, // adds units: never repeated after a connection lost mid-statement (it may have committed)
   );
@@ -73,7 +80,7 @@ export async function restock(db: Db, sku: string, quantity: number): Promise<St
  * the write happens only if available still equals it, else STALE with the current figure.
  */
 export async function setStock(db: Db, sku: string, available: number, expected: number | null): Promise<StockResult> {
-  const { rows } = await db.run<{ sku: string; available: number; updated_at: Date; applied: boolean }>(
+  const { rows } = await db.run<{ sku: string; available: number; version: number; updated_at: Date; applied: boolean }>(
     `WITH upd AS (
        UPDATE inventory SET available = $2, version = version + 1, updated_at = now()
         WHERE sku = $1 AND ($3::integer IS NULL OR available = $3)
@@ -82,9 +89,9 @@ export async function setStock(db: Db, sku: string, available: number, expected:
        INSERT INTO outbox (topic, aggregate_key, payload)
        SELECT 'availability', sku, jsonb_build_object('sku', sku, 'available', available, 'soldOut', available = 0,
                                                       'version', version, 'updatedAt', updated_at) FROM upd)
-     SELECT sku, available, updated_at, true AS applied FROM upd
+     SELECT sku, available, version, updated_at, true AS applied FROM upd
      UNION ALL
-     SELECT sku, available, updated_at, false FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+     SELECT sku, available, version, updated_at, false FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
     [sku, available, expected],
     { idempotent: false }, // an absolute set repeated after other writes would undo them
   );

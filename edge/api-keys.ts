@@ -17,18 +17,31 @@ export function generateDemoKeys(): ApiKey[] {
 export type AuthVariables = { caller: Caller };
 
 /**
+ * A lookup from a presented key (or an `Authorization: Bearer <key>` value) to its caller; undefined when unknown.
+ * Client ids are digests (Web Crypto is async): computed once, on the first lookup.
+ * @example const caller = await lookupCaller('Bearer lu_storefront_...')
+ */
+export function createCallerLookup(keys: ApiKey[]): (keyOrHeader: string | undefined | null) => Promise<Caller | undefined> {
+  let byKey: Promise<Map<string, Caller>> | undefined;
+  const lookup = () =>
+    (byKey ??= Promise.all(keys.map(async (k) => [k.key, { clientId: await clientIdFor(k), role: k.role }] as const)).then((e) => new Map(e)));
+  return async (keyOrHeader) => {
+    if (!keyOrHeader) return undefined;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(keyOrHeader);
+    return (await lookup()).get(m ? m[1]! : keyOrHeader.trim());
+  };
+}
+
+/**
  * `Authorization: Bearer <key>` to a caller; a missing or unknown key is answered 401 before GraphQL runs.
  * @example app.use('/graphql', apiKeyAuth(keys))
  */
 export function apiKeyAuth(keys: ApiKey[], opts: { allowAnonymous?: (req: Request) => boolean } = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
-  // client ids are digests (Web Crypto is async): computed once, on the first request
-  let byKey: Promise<Map<string, Caller>> | undefined;
-  const lookup = () =>
-    (byKey ??= Promise.all(keys.map(async (k) => [k.key, { clientId: await clientIdFor(k), role: k.role }] as const)).then((e) => new Map(e)));
+  const lookup = createCallerLookup(keys);
   return async function apiKeyAuth(c, next) {
     const header = c.req.header('authorization') ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const caller = m ? (await lookup()).get(m[1]!) : undefined;
+    const caller = m ? await lookup(header) : undefined;
     if (!caller) {
       if (opts.allowAnonymous?.(c.req.raw)) return next();
       return c.json(

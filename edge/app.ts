@@ -7,7 +7,9 @@ import { createOrders } from '../orders/orders.js';
 import { createCatalog } from '../orders/catalog.js';
 import type { Metrics } from '../orders/metrics.js';
 import type { Db } from '../db/pool.js';
-import { apiKeyAuth, type AuthVariables } from './api-keys.js';
+import { createLivePubSub, type LivePubSub } from '../subscriptions/pubsub.js';
+import type { ProductCache } from '../subscriptions/availability-cache.js';
+import { apiKeyAuth, createCallerLookup, type AuthVariables } from './api-keys.js';
 import type { ApiKey } from './config.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';
@@ -22,6 +24,12 @@ export type AppDeps = {
   graphiql?: boolean;
   /** the configured processor; absent: placeOrder refuses `payment` and no webhook route answers */
   payments?: { processor: Processor; settings: PaymentSettings };
+  /** what subscriptions listen on; in-process when absent */
+  pubsub?: LivePubSub;
+  /** the Redis availability cache, when there is one (reads only) */
+  cache?: ProductCache;
+  /** told after a committed write that produced outbox rows (the debounced NOTIFY that wakes relays) */
+  onOutboxWritten?: () => void;
 };
 
 /**
@@ -31,7 +39,8 @@ export type AppDeps = {
  */
 export function createApp(deps: AppDeps) {
   const orders = createOrders(deps);
-  const catalog = createCatalog({ db: deps.db });
+  const catalog = createCatalog({ db: deps.db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten });
+  const live = deps.pubsub ?? createLivePubSub();
   const yoga = createYoga<{ caller: Context['caller'] }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -39,7 +48,7 @@ export function createApp(deps: AppDeps) {
     landingPage: false,
     maskedErrors: true,
     logging: deps.logger,
-    context: ({ caller }): Context => ({ caller, orders, catalog }),
+    context: ({ caller }): Context => ({ caller, orders, catalog, live }),
   });
 
   const app = new Hono<{ Variables: AuthVariables }>();
@@ -59,5 +68,5 @@ export function createApp(deps: AppDeps) {
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { caller: c.get('caller') }));
 
-  return { app, yoga, orders, catalog };
+  return { app, yoga, orders, catalog, live, lookupCaller: createCallerLookup(deps.keys) };
 }

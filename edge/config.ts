@@ -74,6 +74,16 @@ const schema = z.object({
   IDEMPOTENCY_RETENTION_HOURS: int(1, 24),
   MAX_LINE_QUANTITY: int(1, 100),
   MAX_LINES: int(1, 50),
+  REDIS_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+    .transform((v) => (v ? v : undefined)),
+  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1-64 letters, digits, colon, dot, dash or underscore').default('lastunit:'),
+  CACHE_TTL_SECONDS: int(1, 5),
+  RELAY: z.enum(['on', 'off']).default('on'),
+  RELAY_POLL_MS: int(50, 500),
+  RELAY_BATCH_SIZE: int(1, 200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PAYMENT_PROVIDER: z.enum(['sandbox', 'stripe']).default('sandbox'),
   SANDBOX_PAYMENTS_URL: httpUrl,
@@ -119,6 +129,15 @@ export type Config = {
   maxLines: number;
   logLevel: string;
   payments: PaymentsConfig;
+  /** with it: Redis pubsub across instances and the Redis availability cache; without: in-process pubsub, no cache */
+  redisUrl?: string;
+  /** prefixes every Redis key and channel, so several deployments (or test files) share one Redis */
+  redisKeyPrefix: string;
+  cacheTtlSeconds: number;
+  /** run the outbox relay in this process (`off` when it runs alone: `npm run worker:relay`) */
+  relay: boolean;
+  relayPollMs: number;
+  relayBatchSize: number;
 };
 
 export type PaymentsConfig = {
@@ -170,6 +189,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       stripeWebhookSecret: c.STRIPE_WEBHOOK_SECRET,
       faultPauseBeforeAuthorizeMs: c.LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS,
     },
+    redisUrl: c.REDIS_URL,
+    redisKeyPrefix: c.REDIS_KEY_PREFIX,
+    cacheTtlSeconds: c.CACHE_TTL_SECONDS,
+    relay: c.RELAY === 'on',
+    relayPollMs: c.RELAY_POLL_MS,
+    relayBatchSize: c.RELAY_BATCH_SIZE,
   };
 }
 

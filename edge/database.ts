@@ -31,6 +31,7 @@ export async function openDatabase(config: Config, logger: Logger, metrics?: Met
   if (applied.length) logger.info({ applied }, 'migrations applied');
   return {
     db,
+    url,
     embedded,
     close: async () => {
       await db.end();

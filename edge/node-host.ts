@@ -12,6 +12,13 @@ import { createApp } from './app.js';
 import { generateDemoKeys } from './api-keys.js';
 import { ConfigError, type ApiKey, type Config } from './config.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
+import { livePage } from './live-page.js';
+import { connectRedis } from '../subscriptions/redis.js';
+import { createLivePubSub } from '../subscriptions/pubsub.js';
+import { createAvailabilityCache } from '../subscriptions/availability-cache.js';
+import { createOutboxNotifier } from '../subscriptions/outbox-notifier.js';
+import { startRelay } from '../subscriptions/relay.js';
+import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
 
 export type NodeHost = { url: string; port: number; keys: ApiKey[]; embeddedDir?: string; stop: () => Promise<void> };
 
@@ -38,7 +45,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   if (config.databaseUrl && !config.apiKeys) throw new ConfigError('invalid configuration:\n  API_KEYS: required when DATABASE_URL is set');
 
   const metrics = createMetrics();
-  const { db, embedded, close } = await openDatabase(config, logger, metrics);
+  const { db, url: databaseUrl, embedded, close } = await openDatabase(config, logger, metrics);
   if (embedded) {
     const created = await seedProducts(db, DEMO_CATALOG);
     if (created) logger.info({ created }, 'demo catalog seeded');
@@ -46,7 +53,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const keys = config.apiKeys ?? (await demoKeys(config.dataDir));
   const payments = await wirePayments(config.payments);
 
-  const { app } = createApp({
+  // Live events: Redis pubsub + availability cache with REDIS_URL, in-process pubsub and no cache without.
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
+  const pubsub = createLivePubSub({ redis, prefix: config.redisKeyPrefix });
+  const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: config.cacheTtlSeconds, metrics, logger }) : undefined;
+  const onOutboxWritten = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
+
+  const { app, yoga, lookupCaller, catalog } = createApp({
     db,
     metrics,
     keys,
@@ -54,11 +67,36 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     graphiql: config.nodeEnv !== 'production',
     settings: config,
     payments,
+    pubsub,
+    cache,
+    onOutboxWritten,
   });
+  // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
+  app.route('/', livePage({ listSkus: () => catalog.listSkus(), storefrontKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'storefront')?.key }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
+    onOutboxWritten,
     onError: (err) => logger.error({ err }, 'sweeper failed; retrying next tick'),
   });
+  let relayErrorLogged = 0;
+  const stopRelay = config.relay
+    ? startRelay({
+        db,
+        pubsub,
+        metrics,
+        cache,
+        batchSize: config.relayBatchSize,
+        listenUrl: databaseUrl,
+        pollMs: config.relayPollMs,
+        onError: (err) => {
+          // at most one line per 10 s while e.g. Redis is down: the rows wait in the outbox
+          if (Date.now() - relayErrorLogged > 10_000) {
+            relayErrorLogged = Date.now();
+            logger.warn({ err }, 'outbox relay failed; events stay in the outbox and are retried');
+          }
+        },
+      })
+    : async () => {};
 
   const stopReconciler = startReconciler(
     { db, metrics, processor: payments.processor },
@@ -68,6 +106,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });
+  const stopWs = attachGraphqlWs(server as any, { yoga, lookupCaller, isProd: config.nodeEnv === 'production' });
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
@@ -75,10 +114,11 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      await stopWs();
       await new Promise<void>((r) => server.close(() => r()));
-      await stopSweeper();
-      await stopReconciler();
+      await Promise.all([stopSweeper(), stopRelay(), stopReconciler()]);
       await payments.stop();
+      await redis?.close();
       await close();
     })());
   return { url, port, keys, embeddedDir: embedded?.dir, stop };

@@ -2,6 +2,7 @@ import * as store from '../db/catalog-store.js';
 import type { Availability, Product } from '../db/catalog-store.js';
 import type { Db } from '../db/pool.js';
 import type { DomainError } from './orders.js';
+import type { ProductCache } from '../subscriptions/availability-cache.js';
 
 export type { Availability, Product };
 export type CatalogResult<T> = { ok: true; value: T } | { ok: false; errors: DomainError[] };
@@ -13,11 +14,35 @@ const fail = <T>(code: string, field: string[], message: string, sku?: string): 
   errors: [{ code, field: ['input', ...field], message, ...(sku ? { sku } : {}) }],
 });
 
+export type CatalogDeps = {
+  db: Db;
+  maxSkusPerQuery?: number;
+  /** the Redis availability cache, when there is one: reads only (I10) */
+  cache?: ProductCache;
+  /** told after a committed write that produced outbox rows (wakes the relay) */
+  onOutboxWritten?: () => void;
+};
+
 /** The catalog: products, availability and the admin stock operations. */
-export function createCatalog({ db, maxSkusPerQuery = 100 }: { db: Db; maxSkusPerQuery?: number }) {
+export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritten = () => {} }: CatalogDeps) {
+  /** Read-through: cached products first, PostgreSQL for the rest (or for all of them while the cache is down). */
+  async function findProducts(skus: string[]): Promise<(Product | null)[]> {
+    if (!cache || skus.length === 0) return store.findProducts(db, skus);
+    const cached = await cache.get(skus);
+    if (!cached) return store.findProducts(db, skus);
+    const missing = [...new Set(skus.filter((s) => !cached.has(s)))];
+    if (missing.length) {
+      const fresh = (await store.findProducts(db, missing)).filter((p): p is Product => p !== null);
+      for (const p of fresh) cached.set(p.sku, p);
+      void cache.put(fresh);
+    }
+    return skus.map((s) => cached.get(s) ?? null);
+  }
+
   return {
     maxSkusPerQuery,
-    findProducts: (skus: string[]) => store.findProducts(db, skus),
+    findProducts,
+    listSkus: (limit = maxSkusPerQuery) => store.listSkus(db, Math.min(limit, maxSkusPerQuery)),
 
     async createProduct(input: {
       sku: string;
@@ -43,6 +68,7 @@ export function createCatalog({ db, maxSkusPerQuery = 100 }: { db: Db; maxSkusPe
       if (!Number.isInteger(input.quantity) || input.quantity < 1 || input.quantity > MAX_STOCK)
         return fail('INVALID_INPUT', ['quantity'], `quantity must be between 1 and ${MAX_STOCK}`, input.sku);
       const r = await store.restock(db, input.sku, input.quantity);
+      if (r.ok) onOutboxWritten();
       return r.ok ? { ok: true, value: r.availability } : fail('UNKNOWN_SKU', ['sku'], `no product with SKU ${input.sku}`, input.sku);
     },
 
@@ -50,6 +76,7 @@ export function createCatalog({ db, maxSkusPerQuery = 100 }: { db: Db; maxSkusPe
       if (!Number.isInteger(input.available) || input.available < 0 || input.available > MAX_STOCK)
         return fail('INVALID_INPUT', ['available'], `available must be between 0 and ${MAX_STOCK}`, input.sku);
       const r = await store.setStock(db, input.sku, input.available, input.expectedAvailable ?? null);
+      if (r.ok) onOutboxWritten();
       if (r.ok) return { ok: true, value: r.availability };
       if (r.code === 'STALE')
         return fail('STALE', ['expectedAvailable'], `available is ${r.available}, not ${input.expectedAvailable}; read it again and retry`, input.sku);

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Every metric lastunit exports, on a registry of its own so several apps can live in one process (tests). */
 export function createMetrics() {
@@ -73,6 +73,28 @@ export function createMetrics() {
       name: 'lastunit_payment_webhooks_total',
       help: 'Payment webhooks received, by result (applied, duplicate, ignored, invalid)',
       labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    redisUp: new Gauge({
+      name: 'lastunit_redis_up',
+      help: '1 while the Redis connection is ready, 0 while it is down (reads fall back to PostgreSQL)',
+      registers: [registry],
+    }),
+    cacheReads: new Counter({
+      name: 'lastunit_availability_cache_reads_total',
+      help: 'Availability reads by source: hit (Redis), miss (PostgreSQL, then cached) or fallback (Redis unavailable, PostgreSQL)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    outboxPublished: new Counter({
+      name: 'lastunit_outbox_published_total',
+      help: 'Outbox rows published by this process relay, by topic',
+      labelNames: ['topic'] as const,
+      registers: [registry],
+    }),
+    relayFailures: new Counter({
+      name: 'lastunit_relay_failures_total',
+      help: 'Relay batches that failed (rows stay unpublished and are retried)',
       registers: [registry],
     }),
   };

@@ -8,6 +8,7 @@ import { payForOrder, type PaymentSettings } from './payment-step.js';
 import type { Processor } from '../payments/processor.js';
 
 export type { OrderRecord };
+export { toOrder } from '../db/orders-store.js';
 export type Caller = { clientId: string };
 export type DomainError = { code: string; message: string; field?: string[]; sku?: string | null };
 
@@ -23,10 +24,12 @@ export type OrdersDeps = {
   settings: { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
   /** absent: placeOrder refuses a `payment` input */
   payments?: { processor: Processor; settings: PaymentSettings };
+  /** told after a committed write that produced outbox rows (wakes the relay; never inside the transaction) */
+  onOutboxWritten?: () => void;
 };
 
 /** The order domain: placing, releasing and reading orders. Returns results; only faults throw. */
-export function createOrders({ db, metrics, settings, payments }: OrdersDeps) {
+export function createOrders({ db, metrics, settings, payments, onOutboxWritten = () => {} }: OrdersDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
   type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>;
   const ttl = { holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours };
@@ -76,6 +79,7 @@ export function createOrders({ db, metrics, settings, payments }: OrdersDeps) {
       payment: !!payment,
       recoverySeconds: payments?.settings.recoverySeconds ?? null,
     });
+    if (r.kind === 'placed' || r.kind === 'rejected') onOutboxWritten();
     switch (r.kind) {
       case 'placed': {
         if (!payment || !payments) {
@@ -157,6 +161,7 @@ export function createOrders({ db, metrics, settings, payments }: OrdersDeps) {
     if (input.reason && input.reason.length > 500)
       return { ok: false, order: null, errors: [{ code: 'INVALID_INPUT', field: ['input', 'reason'], message: 'reason must be at most 500 characters' }] };
     const r = await store.releaseOrder(db, caller.clientId, input.orderId, input.reason ?? null);
+    if (r.kind === 'released') onOutboxWritten();
     switch (r.kind) {
       case 'not_found':
         return notFound;

@@ -9,6 +9,11 @@ export const Availability = builder.objectRef<AvailabilityShape>('Availability')
     sku: t.exposeString('sku', { description: 'The product.' }),
     available: t.exposeInt('available', { description: 'Units a new order can claim now (excludes units held for other shoppers).' }),
     soldOut: t.exposeBoolean('soldOut', { description: 'True when available is 0, including while the last unit is held for someone.' }),
+    version: t.field({
+      type: 'Int',
+      description: 'Grows on every change of this SKU\'s stock: keep the highest seen and drop events with a lower or equal one.',
+      resolve: (a) => a.version,
+    }),
     updatedAt: t.field({ type: 'DateTime', description: 'When the stock figures last changed.', resolve: (a) => a.updatedAt }),
   }),
 });

@@ -31,6 +31,18 @@ describe('configuration', () => {
     expect(c.payments).toMatchObject({ provider: 'stripe', stripeSecretKey: 'sk_test_x', webhookSecret: 'whsec_x' });
   });
 
+  it('has live defaults: no Redis, relay on, short cache TTL', () => {
+    expect(loadConfig({})).toMatchObject({
+      redisUrl: undefined,
+      redisKeyPrefix: 'lastunit:',
+      cacheTtlSeconds: 5,
+      relay: true,
+      relayPollMs: 500,
+      relayBatchSize: 200,
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', RELAY: 'off' })).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379/2', relay: false });
+  });
+
   it('parses API_KEYS as comma-separated role:key', () => {
     expect(loadConfig({ API_KEYS: 'storefront:abcdefgh12, admin:zyxwvuts98' }).apiKeys).toEqual([
       { role: 'storefront', key: 'abcdefgh12' },
@@ -56,6 +68,12 @@ describe('configuration', () => {
     ['WEBHOOK_TOLERANCE_SECONDS', '0'],
     ['RECONCILE_INTERVAL_MS', '1'],
     ['LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS', 'later'],
+    ['REDIS_URL', 'http://127.0.0.1:6379'],
+    ['REDIS_KEY_PREFIX', 'has spaces'],
+    ['CACHE_TTL_SECONDS', '0'],
+    ['RELAY', 'maybe'],
+    ['RELAY_POLL_MS', '5'],
+    ['RELAY_BATCH_SIZE', 'many'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

@@ -26,8 +26,18 @@ describe('the public GraphQL contract', () => {
     }
   });
 
-  it('describes every type and every field of the query and mutation roots', () => {
-    for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
+  it('has the subscriptions of ARCHITECTURE.md section 4', () => {
+    const fields = schema.getSubscriptionType()!.getFields();
+    const signature = (name: string) => {
+      const f = fields[name]!;
+      return `${name}(${f.args.map((a) => `${a.name}: ${String(a.type)}`).join(', ')}): ${String(f.type)}`;
+    };
+    expect(signature('availabilityChanged')).toBe('availabilityChanged(skus: [String!]!): Availability!');
+    expect(signature('orderStatusChanged')).toBe('orderStatusChanged(orderId: ID!): Order!');
+  });
+
+  it('describes every type and every field of the query, mutation and subscription roots', () => {
+    for (const root of [schema.getQueryType()!, schema.getMutationType()!, schema.getSubscriptionType()!]) {
       for (const f of Object.values(root.getFields())) expect(f.description, `${root.name}.${f.name}`).toBeTruthy();
     }
   });

@@ -1,10 +1,9 @@
 import pino from 'pino';
 import { afterAll } from 'vitest';
-import { createApp } from '../../edge/app.js';
+import { createApp, type AppDeps } from '../../edge/app.js';
 import type { ApiKey } from '../../edge/config.js';
 import { createMetrics } from '../../orders/metrics.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
-import type { AppDeps } from '../../edge/app.js';
 
 export const KEYS = {
   storefront: 'test_storefront_key_1',
@@ -29,6 +28,8 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 export async function startTestApp(
   settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
+  /** live wiring (pubsub, cache, notifier) built from this file's metrics */
+  live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
 ) {
   const metrics = createMetrics();
   const tdb: TestDatabase = await createTestDatabase({
@@ -40,6 +41,7 @@ export async function startTestApp(
     metrics,
     keys: API_KEYS,
     logger: pino({ level: 'silent' }),
+    ...live(metrics),
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,

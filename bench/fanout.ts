@@ -1,0 +1,179 @@
+// `npm run bench:fanout`: live fan-out. SUBSCRIBERS graphql-ws clients watch one SKU on a real server process while a
+// burst of SALES orders is placed over HTTP; reports commit-to-delivery lag (p50/p99/max) and deliveries/s.
+// Traffic stays on 127.0.0.1. Bounded: at most TIMEOUT_S seconds, SUBSCRIBERS x SALES deliveries.
+// Env: DATABASE_URL (a server; the bench creates and drops its own database on it; embedded PostgreSQL when absent),
+//      REDIS_URL (optional: Redis pubsub), SUBSCRIBERS (2000), SALES (50), CONCURRENCY (20), TIMEOUT_S (90),
+//      FANOUT_SERVER_NODE_ARGS (extra node flags for the server, e.g. --cpu-prof).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import pg from 'pg';
+import WebSocket from 'ws';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { createDb } from '../db/pool.js';
+import { migrate } from '../db/migrate.js';
+
+const num = (name: string, def: number) => {
+  const v = Number(process.env[name] ?? def);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
+  return v;
+};
+const SUBSCRIBERS = num('SUBSCRIBERS', 2000);
+const SALES = num('SALES', 50);
+const CONCURRENCY = num('CONCURRENCY', 20);
+const TIMEOUT_S = num('TIMEOUT_S', 90);
+const KEY = `bench_storefront_${randomBytes(6).toString('hex')}`;
+const ADMIN = `bench_admin_${randomBytes(6).toString('hex')}`;
+const SKU = 'FANOUT-1';
+
+async function database() {
+  const dir = path.join(os.tmpdir(), `lastunit-fanout-${process.pid}`);
+  const embedded = process.env.DATABASE_URL ? undefined : await startEmbeddedPostgres({ dir, database: 'postgres', persistent: false });
+  const adminUrl = process.env.DATABASE_URL ?? embedded!.url;
+  const name = `lu_fanout_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = createDb({ connectionString: url.toString(), max: 1 });
+  await migrate(db);
+  await db.end();
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+      await embedded?.stop();
+      if (embedded) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function startServer(databaseUrl: string) {
+  // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+  const extra = (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'edge/node.ts'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'warn', API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise<{ url: string; stop: () => void }>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/graphql/.exec(out);
+      if (m) resolve({ url: `127.0.0.1:${m[1]}`, stop: () => child.kill('SIGTERM') });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+}
+
+/** One GraphQL request; a request that failed in transit (e.g. a reused keep-alive socket reset) is sent again,
+ * which is safe for placeOrder: the same idempotency key cannot order twice. */
+async function gql(host: string, key: string, query: string, variables: unknown, attempts = 3): Promise<any> {
+  try {
+    const r = await fetch(`http://${host}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return await r.json();
+  } catch (err) {
+    if (attempts <= 1) throw err;
+    return gql(host, key, query, variables, attempts - 1);
+  }
+}
+
+/** One subscriber speaking graphql-transport-ws; calls onEvent(receivedAt, payload) per `next`. */
+function subscriber(host: string, onEvent: (at: number, data: any) => void) {
+  return new Promise<WebSocket>((resolve, reject) => {
+    const ws = new WebSocket(`ws://${host}/graphql`, 'graphql-transport-ws');
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${KEY}` } })));
+    ws.on('message', (raw) => {
+      const at = Date.now();
+      const m = JSON.parse(String(raw));
+      if (m.type === 'connection_ack') {
+        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { availabilityChanged(skus: ["${SKU}"]) { available version updatedAt } }` } }));
+        resolve(ws);
+      } else if (m.type === 'next') onEvent(at, m.payload.data.availabilityChanged);
+    });
+    ws.on('error', reject);
+  });
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function main() {
+  const db = await database();
+  const server = await startServer(db.url);
+  const sockets: WebSocket[] = [];
+  try {
+    const created = await gql(server.url, ADMIN, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
+      i: { sku: SKU, name: 'Fan-out bench', priceAmount: 100, currencyCode: 'USD', initialStock: SALES },
+    });
+    if (created.errors || created.data.createProduct.userErrors.length) throw new Error(JSON.stringify(created));
+
+    const lags: number[] = [];
+    let first = Infinity;
+    let last = 0;
+    const onEvent = (at: number, e: { updatedAt: string }) => {
+      lags.push(at - Date.parse(e.updatedAt));
+      last = at;
+    };
+    const t0 = Date.now();
+    for (let i = 0; i < SUBSCRIBERS; i += 100) {
+      sockets.push(...(await Promise.all(Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => subscriber(server.url, onEvent)))));
+    }
+    console.log(`${SUBSCRIBERS} subscribers connected in ${Date.now() - t0} ms`);
+    await new Promise((r) => setTimeout(r, 500)); // let the last subscriptions register
+
+    const expected = SUBSCRIBERS * SALES;
+    const start = Date.now();
+    first = start;
+    let next = 0;
+    let sold = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < SALES) {
+          const i = next++;
+          const r = await gql(server.url, KEY, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
+            i: { idempotencyKey: `fan-${i}`, customerId: `c-${i}`, lines: [{ sku: SKU, quantity: 1 }] },
+          });
+          if (r.data?.placeOrder?.order?.status === 'RESERVED') sold++;
+        }
+      }),
+    );
+    const salesMs = Date.now() - start;
+    const deadline = start + TIMEOUT_S * 1000;
+    while (lags.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const sorted = [...lags].sort((a, b) => a - b);
+    const seconds = Math.max(1, last - first) / 1000;
+    console.log(
+      [
+        `fan-out: ${SUBSCRIBERS} subscribers x ${sold} sales (burst in ${salesMs} ms, concurrency ${CONCURRENCY})${process.env.REDIS_URL ? ', Redis pubsub' : ', in-process pubsub'}`,
+        `  deliveries   ${lags.length} of ${expected}${lags.length < expected ? ` (INCOMPLETE after ${TIMEOUT_S} s)` : ''}`,
+        `  lag (commit -> delivery, ms)  p50 ${pct(sorted, 50)}  p99 ${pct(sorted, 99)}  max ${sorted.at(-1)}`,
+        `  deliveries/s ${Math.round(lags.length / seconds)}  (first sale to last delivery: ${Math.round(seconds * 1000)} ms)`,
+        '  commit time = the event\'s updatedAt (the claiming transaction\'s timestamp); client and server share this machine\'s clock',
+      ].join('\n'),
+    );
+  } finally {
+    for (const s of sockets) s.terminate();
+    server.stop();
+    await new Promise((r) => setTimeout(r, 500));
+    await db.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,62 @@
+import { Hono } from 'hono';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const asset = (name: string) => readFileSync(fileURLToPath(new URL(`./live/${name}`, import.meta.url)), 'utf8');
+const SCRIPT = asset('live.js');
+const STYLE = asset('live.css');
+
+// JSON inside <script>: `<` escaped so no value can close the tag.
+const inline = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c');
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(title: string, body: string, config: Record<string, unknown>): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title><link rel="stylesheet" href="/live/live.css"></head>
+<body><header><a href="/">lastunit</a></header><main>${body}</main>
+<script>window.LASTUNIT = ${inline(config)};</script><script src="/live/live.js"></script></body></html>`;
+}
+
+export type LivePageOptions = {
+  /** the catalog page's SKUs */
+  listSkus: () => Promise<string[]>;
+  /**
+   * Given only when the host minted the demo keys (embedded default): the page uses it. With real API_KEYS nothing is
+   * injected and the page reads a storefront key from `?key=` (kept in localStorage).
+   */
+  storefrontKey?: string;
+};
+
+/**
+ * The live pages of the Node host: `/` (catalog) and `/products/:sku`, plain HTML and one small script that reads
+ * over GraphQL and listens over graphql-ws.
+ * @example app.route('/', livePage({ listSkus: catalog.listSkus, storefrontKey }))
+ */
+export function livePage(opts: LivePageOptions) {
+  const app = new Hono();
+  const key = opts.storefrontKey;
+  app.get('/live/live.js', (c) => c.body(SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
+  app.get('/live/live.css', (c) => c.body(STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
+  app.get('/', async (c) =>
+    c.html(page('lastunit: catalog', `<h1>Catalog</h1><ul class="catalog" id="catalog"><li>Loading...</li></ul><p class="live" id="live"></p>`, {
+      page: 'catalog',
+      key,
+      skus: await opts.listSkus(),
+    })),
+  );
+  app.get('/products/:sku', (c) => {
+    const sku = c.req.param('sku');
+    return c.html(
+      page(
+        `${sku} - lastunit`,
+        `<div class="card"><h1 id="name">Loading...</h1><div class="price" id="price"></div>
+<div class="row"><span class="badge" id="badge-${esc(sku)}"></span><span class="units" id="units-${esc(sku)}"></span></div>
+<button id="buy" disabled>Buy</button><button id="release" class="secondary hidden">Release my hold</button>
+<div class="status" id="status" role="status" aria-live="polite"></div><p class="live" id="live"></p></div>`,
+        { page: 'product', key, sku },
+      ),
+    );
+  });
+  return app;
+}

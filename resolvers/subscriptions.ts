@@ -1,0 +1,42 @@
+import { createGraphQLError, filter, pipe } from 'graphql-yoga';
+import type { Context } from '../schema/context.js';
+import { toOrder, type OrderRecord } from '../orders/orders.js';
+import type { Availability } from '../orders/catalog.js';
+import type { AvailabilityEvent, OrderStatusEvent } from '../subscriptions/pubsub.js';
+import { requireRole } from './auth.js';
+
+export function availabilityChanged(_: unknown, args: { skus: string[] }, ctx: Context): AsyncIterable<AvailabilityEvent> {
+  requireRole(ctx, 'storefront', 'admin');
+  if (args.skus.length === 0 || args.skus.length > ctx.catalog.maxSkusPerQuery) {
+    throw createGraphQLError(`availabilityChanged takes 1 to ${ctx.catalog.maxSkusPerQuery} SKUs`, {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
+  return ctx.live.subscribeMany('availability', args.skus);
+}
+
+export const toAvailability = (e: AvailabilityEvent): Availability => ({
+  sku: e.sku,
+  available: e.available,
+  soldOut: e.soldOut,
+  version: Number(e.version),
+  updatedAt: new Date(e.updatedAt),
+});
+
+/** An order's events, only for the API client that owns it: the event names its client, compared with the caller's. */
+export function orderStatusChanged(_: unknown, args: { orderId: string | number }, ctx: Context): AsyncIterable<OrderStatusEvent> {
+  requireRole(ctx, 'storefront', 'admin');
+  const clientId = ctx.caller.clientId;
+  return pipe(
+    ctx.live.subscribe('order_status', String(args.orderId)),
+    filter((e: OrderStatusEvent) => e.clientId === clientId && e.order != null),
+  );
+}
+
+// One event object is shared by every local subscriber of its channel: map it to an Order once, not once each.
+const orders = new WeakMap<OrderStatusEvent, OrderRecord>();
+export function orderFromEvent(e: OrderStatusEvent): OrderRecord {
+  let o = orders.get(e);
+  if (!o) orders.set(e, (o = toOrder(e.order)));
+  return o;
+}

@@ -1,0 +1,26 @@
+import { builder } from './builder.js';
+import { Availability } from './product.js';
+import { Order } from './order.js';
+import * as r from '../resolvers/subscriptions.js';
+
+builder.subscriptionFields((t) => ({
+  availabilityChanged: t.field({
+    type: Availability,
+    description:
+      'Every change of availability of these SKUs (1 to 100), across all server instances. Held units are not available, ' +
+      'so the last unit held for one shopper arrives as soldOut: true. Delivered at least once, in version order per SKU ' +
+      'as committed; drop an event whose version is not above the last one you kept.',
+    args: { skus: t.arg.stringList({ required: true, description: 'The SKUs to watch.' }) },
+    subscribe: r.availabilityChanged,
+    resolve: r.toAvailability,
+  }),
+  orderStatusChanged: t.field({
+    type: Order,
+    description:
+      'Every change of one of your orders (placed, released, expired, paid...). Another client\'s order never sends ' +
+      'anything. The order is as read when the change was relayed; drop an event whose updatedAt is older than one you have.',
+    args: { orderId: t.arg.id({ required: true, description: 'The order to watch.' }) },
+    subscribe: r.orderStatusChanged,
+    resolve: r.orderFromEvent,
+  }),
+}));

@@ -1,0 +1,45 @@
+// `npm run worker:relay`: the outbox relay alone (set RELAY=off on the API instances to run it only here).
+// Needs DATABASE_URL; with REDIS_URL it publishes to Redis pubsub and keeps the availability cache fresh.
+import pino from 'pino';
+import { loadConfig, ConfigError } from '../edge/config.js';
+import { createDb } from '../db/pool.js';
+import { createMetrics } from '../orders/metrics.js';
+import { connectRedis } from './redis.js';
+import { createLivePubSub } from './pubsub.js';
+import { createAvailabilityCache } from './availability-cache.js';
+import { startRelay } from './relay.js';
+
+async function main() {
+  const config = loadConfig(process.env);
+  if (!config.databaseUrl) throw new ConfigError('invalid configuration:\n  DATABASE_URL: required by the relay worker');
+  const logger = pino({ level: config.logLevel, base: { service: 'lastunit-relay' } });
+  const metrics = createMetrics();
+  const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'lastunit-relay' });
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
+  if (!redis) logger.warn('no REDIS_URL: events are published in this process only, which no API instance hears');
+  const pubsub = createLivePubSub({ redis, prefix: config.redisKeyPrefix });
+  const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: config.cacheTtlSeconds, metrics, logger }) : undefined;
+  const stop = startRelay({
+    db,
+    pubsub,
+    metrics,
+    cache,
+    batchSize: config.relayBatchSize,
+    listenUrl: config.databaseUrl,
+    pollMs: config.relayPollMs,
+    onError: (err) => logger.warn({ err }, 'relay batch failed; retrying'),
+  });
+  console.log('lastunit relay running');
+  const shutdown = () =>
+    stop()
+      .then(() => redis?.close())
+      .then(() => db.end())
+      .then(() => process.exit(0), () => process.exit(1));
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+main().catch((err) => {
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(err instanceof ConfigError ? 2 : 1);
+});

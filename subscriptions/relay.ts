@@ -1,0 +1,96 @@
+import type { Db } from '../db/pool.js';
+import { listenOutbox, publishOutboxBatch, type OutboxEvent } from '../db/outbox-store.js';
+import type { Metrics } from '../orders/metrics.js';
+import type { ProductCache } from './availability-cache.js';
+import type { AvailabilityEvent, LivePubSub } from './pubsub.js';
+
+export type RelayDeps = {
+  db: Db;
+  pubsub: LivePubSub;
+  metrics: Metrics;
+  cache?: ProductCache;
+  batchSize?: number;
+  /** test hook: runs after a batch was published and before it is marked, e.g. to crash mid-batch */
+  afterPublish?: (events: OutboxEvent[]) => Promise<void> | void;
+};
+
+/**
+ * A batch of outbox rows as pubsub messages, in outbox order; order events carry the order read once by the claim
+ * query. Other topics (written by later features) are marked published without a message: nobody subscribes here.
+ */
+function toMessages(events: OutboxEvent[]): Parameters<LivePubSub['publishMany']>[0] {
+  const out: Parameters<LivePubSub['publishMany']>[0] = [];
+  for (const e of events) {
+    if (e.topic === 'availability') out.push({ topic: 'availability', key: e.aggregateKey, event: e.payload as AvailabilityEvent });
+    else if (e.topic === 'order_status') {
+      const p = e.payload as { orderId: string; clientId: string; status: string; updatedAt: string };
+      out.push({ topic: 'order_status', key: e.aggregateKey, event: { ...p, order: e.order } });
+    }
+  }
+  return out;
+}
+
+/**
+ * Drains the outbox: batch after batch until one comes back empty. Each batch is claimed with SKIP LOCKED, published,
+ * then marked (publishOutboxBatch), so several relays share the work and a crash between publish and mark only
+ * republishes (at least once; clients drop repeats by version).
+ * @example await relayOnce({ db, pubsub, metrics })
+ */
+export async function relayOnce(deps: RelayDeps): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await publishOutboxBatch(deps.db, deps.batchSize ?? 200, async (events) => {
+      await deps.pubsub.publishMany(toMessages(events)); // one round trip per batch
+      await deps.afterPublish?.(events);
+      for (const e of events) deps.metrics.outboxPublished.inc({ topic: e.topic });
+      if (deps.cache) {
+        // the cache follows the events it has seen; a failure here only shortens its life to the TTL
+        await Promise.all(
+          events.filter((e) => e.topic === 'availability').map((e) => deps.cache!.applyAvailability(e.payload as AvailabilityEvent)),
+        );
+      }
+    });
+    total += n;
+    if (n === 0) return total;
+  }
+}
+
+/**
+ * The relay loop: woken by LISTEN/NOTIFY on a dedicated connection, with a poll every `pollMs` as the fallback for a
+ * NOTIFY that was never sent (crash after commit) or lost. Never runs two drains at once in one process.
+ * Returns a stop function.
+ */
+export function startRelay(deps: RelayDeps & { listenUrl?: string; pollMs: number; onError?: (err: unknown) => void }) {
+  const onError = deps.onError ?? (() => {});
+  let running: Promise<unknown> | undefined;
+  let again = false;
+  let stopped = false;
+  const drain = (): void => {
+    if (stopped) return;
+    if (running) {
+      again = true; // a wake-up during a drain: drain once more afterwards
+      return;
+    }
+    running = relayOnce(deps)
+      .catch((err) => {
+        deps.metrics.relayFailures.inc();
+        onError(err);
+      })
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          drain();
+        }
+      });
+  };
+  const poll = setInterval(drain, deps.pollMs);
+  const stopListening = deps.listenUrl ? listenOutbox(deps.listenUrl, drain, onError) : async () => {};
+  drain();
+  return async () => {
+    stopped = true;
+    clearInterval(poll);
+    await stopListening();
+    await running;
+  };
+}

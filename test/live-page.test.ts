@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestDatabase, type TestDatabase } from './support/db.js';
+import { spawnNode, type NodeProcess } from './support/node-process.js';
+import { KEYS, CREATE_PRODUCT } from './support/app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} is required in CI (apt-get install -y chromium)`);
+const ARTIFACTS = 'test/artifacts';
+const API_KEYS = `storefront:${KEYS.storefront},storefront:${KEYS.storefront2},admin:${KEYS.admin}`;
+
+describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x844)', () => {
+  let tdb: TestDatabase;
+  let host: NodeProcess;
+  let browser: Browser;
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    tdb = await createTestDatabase({ max: 2 });
+    host = await spawnNode({ DATABASE_URL: tdb.url, API_KEYS, RELAY_POLL_MS: '200' });
+    const res = await fetch(`${host.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
+      body: JSON.stringify({ query: CREATE_PRODUCT, variables: { input: { sku: 'ONE-1', name: 'The Last One: signed print, 1 of 1', priceAmount: 12000, currencyCode: 'USD', initialStock: 1 } } }),
+    });
+    expect(((await res.json()) as any).data.createProduct.userErrors).toEqual([]);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await host?.stop();
+    await tdb?.drop();
+  });
+
+  /** A shopper in a browser context of their own (own customer id), with the key from ?key= as with real API_KEYS. */
+  async function shopper(key: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    await page.goto(`${host.url}/products/ONE-1?key=${key}`);
+    await page.locator('#live').filter({ hasText: 'Live:' }).waitFor();
+    return page;
+  }
+  const badge = (p: Page) => p.locator('#badge-ONE-1');
+  const shot = (p: Page, name: string) => p.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
+
+  it('flips page two to "Sold out" when page one buys, and back when page one releases, without reloading', async () => {
+    const one = await shopper(KEYS.storefront);
+    const two = await shopper(KEYS.storefront2);
+    await expect.poll(() => badge(two).textContent()).toBe('Available');
+    await expect.poll(() => one.locator('#units-ONE-1').textContent()).toBe('1 unit left');
+    await shot(two, 'page-1-available');
+
+    await one.click('#buy');
+    await one.locator('#status').filter({ hasText: 'reserved for you' }).waitFor();
+    await expect.poll(() => one.locator('.countdown').textContent()).toMatch(/^\d+:\d\d$/);
+    await shot(one, 'page-2-buyer-reserved');
+    await expect.poll(() => badge(two).textContent(), { timeout: 10_000 }).toBe('Sold out');
+    expect(await two.locator('#buy').isDisabled()).toBe(true);
+    await shot(two, 'page-3-other-sold-out');
+
+    await one.click('#release');
+    await one.locator('#status').filter({ hasText: 'back on sale' }).waitFor();
+    await shot(one, 'page-4-buyer-released');
+    await expect.poll(() => badge(two).textContent(), { timeout: 10_000 }).toBe('Available');
+    expect(await two.locator('#buy').isDisabled()).toBe(false);
+    await shot(two, 'page-5-other-available-again');
+  });
+
+  it('tells the loser of the last unit in plain words', async () => {
+    const one = await shopper(KEYS.storefront);
+    const two = await shopper(KEYS.storefront2);
+    await expect.poll(() => badge(two).textContent()).toBe('Available');
+    // both tap at once: exactly one gets it
+    await Promise.all([one.click('#buy'), two.click('#buy')]);
+    const texts = await Promise.all(
+      [one, two].map(async (p) => {
+        await p.locator('#status').filter({ hasText: /reserved for you|sold out/ }).waitFor();
+        return p.locator('#status').textContent();
+      }),
+    );
+    expect(texts.filter((t) => /reserved for you/.test(t!))).toHaveLength(1);
+    expect(texts.filter((t) => /someone else got the last one/.test(t!))).toHaveLength(1);
+    await shot(/sold out/.test(texts[0]!) ? one : two, 'page-6-lost-the-race');
+  });
+
+  it('lists the catalog with live badges', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(`${host.url}/?key=${KEYS.storefront}`);
+    await page.locator('#badge-ONE-1').filter({ hasText: /Available|Sold out/ }).waitFor();
+    await shot(page, 'catalog');
+  });
+});
