@@ -45,7 +45,34 @@ const apiKeys = z
     return out;
   });
 
+/** Request limits, shared by both hosts (docs/edge.md has the table). */
+const limitsSchema = {
+  MAX_BODY_BYTES: int(256, 65_536),
+  MAX_DEPTH: int(1, 8),
+  MAX_ALIASES: int(0, 15),
+  MAX_TOKENS: int(10, 1_000),
+  MAX_COST: int(10, 5_000),
+};
+export type Limits = { maxBodyBytes: number; maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
+const toLimits = (c: { MAX_BODY_BYTES: number; MAX_DEPTH: number; MAX_ALIASES: number; MAX_TOKENS: number; MAX_COST: number }): Limits => ({
+  maxBodyBytes: c.MAX_BODY_BYTES,
+  maxDepth: c.MAX_DEPTH,
+  maxAliases: c.MAX_ALIASES,
+  maxTokens: c.MAX_TOKENS,
+  maxCost: c.MAX_COST,
+});
+
+const redisUrl = z
+  .string()
+  .optional()
+  .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+  .transform((v) => (v ? v : undefined));
+
 const schema = z.object({
+  ...limitsSchema,
+  REDIS_URL: redisUrl,
+  RATE_LIMIT_PER_WINDOW: int(1, 600),
+  RATE_LIMIT_WINDOW_SECONDS: int(1, 60),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0, 4000),
   DATABASE_URL: z
@@ -77,6 +104,9 @@ export type Config = {
   maxLineQuantity: number;
   maxLines: number;
   logLevel: string;
+  limits: Limits;
+  redisUrl?: string;
+  rateLimit: { limit: number; windowSeconds: number };
 };
 
 export class ConfigError extends Error {}
@@ -86,12 +116,7 @@ export class ConfigError extends Error {}
  * @example const config = loadConfig(process.env)
  */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  const c = parsed.data;
+  const c = parseOrThrow(schema, env);
   return {
     nodeEnv: c.NODE_ENV,
     port: c.PORT,
@@ -105,5 +130,65 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxLineQuantity: c.MAX_LINE_QUANTITY,
     maxLines: c.MAX_LINES,
     logLevel: c.LOG_LEVEL,
+    limits: toLimits(c),
+    redisUrl: c.REDIS_URL,
+    rateLimit: { limit: c.RATE_LIMIT_PER_WINDOW, windowSeconds: c.RATE_LIMIT_WINDOW_SECONDS },
+  };
+}
+
+function parseOrThrow<S extends z.ZodType>(s: S, env: Record<string, unknown>): z.output<S> {
+  const parsed = s.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+const workerSchema = z.object({
+  ...limitsSchema,
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (set it with `wrangler secret put DATABASE_URL`)'),
+  API_KEYS: apiKeys.refine((v) => v !== undefined, 'required (set it with `wrangler secret put API_KEYS`)'),
+  EDGE_CACHE_TTL_SECONDS: int(0, 2),
+  EDGE_CACHE_SWR_SECONDS: int(0, 10),
+  HOLD_TTL_SECONDS: int(1, 600),
+  IDEMPOTENCY_RETENTION_HOURS: int(1, 24),
+  MAX_LINE_QUANTITY: int(1, 100),
+  MAX_LINES: int(1, 50),
+  NEON_WS_PROXY: z.string().optional(),
+});
+
+export type WorkerConfig = {
+  nodeEnv: 'development' | 'production' | 'test';
+  databaseUrl: string;
+  apiKeys: ApiKey[];
+  limits: Limits;
+  edgeCache: { ttlSeconds: number; staleWhileRevalidateSeconds: number };
+  holdTtlSeconds: number;
+  idempotencyRetentionHours: number;
+  maxLineQuantity: number;
+  maxLines: number;
+  /** dev/test only: host:port of a plain WebSocket-to-TCP bridge instead of Neon's proxy */
+  neonWsProxy?: string;
+};
+
+/**
+ * The Worker's configuration from its bindings (wrangler.toml [vars] and secrets), validated like loadConfig.
+ * @example const config = loadWorkerConfig(env)
+ */
+export function loadWorkerConfig(env: Record<string, unknown>): WorkerConfig {
+  const c = parseOrThrow(workerSchema, env);
+  return {
+    nodeEnv: c.NODE_ENV,
+    databaseUrl: c.DATABASE_URL,
+    apiKeys: c.API_KEYS!,
+    limits: toLimits(c),
+    edgeCache: { ttlSeconds: c.EDGE_CACHE_TTL_SECONDS, staleWhileRevalidateSeconds: c.EDGE_CACHE_SWR_SECONDS },
+    holdTtlSeconds: c.HOLD_TTL_SECONDS,
+    idempotencyRetentionHours: c.IDEMPOTENCY_RETENTION_HOURS,
+    maxLineQuantity: c.MAX_LINE_QUANTITY,
+    maxLines: c.MAX_LINES,
+    neonWsProxy: c.NEON_WS_PROXY || undefined,
   };
 }

@@ -8,7 +8,10 @@ import { startEmbeddedPostgres, type EmbeddedDb } from '../db/embedded.js';
 import { seedProducts } from '../db/catalog-store.js';
 import { createMetrics } from '../orders/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
+import { Redis } from 'ioredis';
 import { createApp } from './app.js';
+import { memoryRateLimitStore, rateLimit } from './rate-limit.js';
+import { redisRateLimitStore } from './rate-limit-redis.js';
 import { generateDemoKeys } from './api-keys.js';
 import { ConfigError, type ApiKey, type Config } from './config.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
@@ -56,12 +59,17 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   }
   const keys = config.apiKeys ?? (await demoKeys(config.dataDir));
 
+  // With REDIS_URL every instance counts a key's requests in the same window; without it, this process does.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
   const { app } = createApp({
     db,
     metrics,
     keys,
     logger,
     graphiql: config.nodeEnv !== 'production',
+    production: config.nodeEnv === 'production',
+    limits: config.limits,
+    rateLimit: rateLimit({ ...config.rateLimit, store: redis ? redisRateLimitStore(redis) : memoryRateLimitStore() }),
     settings: config,
   });
   const stopSweeper = startSweeper(db, metrics, {
@@ -81,6 +89,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await new Promise<void>((r) => server.close(() => r()));
       await stopSweeper();
       await db.end();
+      await redis?.quit().catch(() => {});
       await embedded?.stop();
     })());
   return { url, port, keys, embedded: !!embedded, stop };

@@ -3,6 +3,7 @@ import { afterAll } from 'vitest';
 import { createApp } from '../../edge/app.js';
 import type { ApiKey } from '../../edge/config.js';
 import { createMetrics } from '../../orders/metrics.js';
+import { shippedManifest } from '../../edge/persisted-manifest.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 export const KEYS = {
@@ -53,6 +54,11 @@ export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; m
     });
     return { status: res.status, body: await res.json() };
   }
+  /** A persisted operation from edge/persisted-operations.json, by name, sent by id (GET for queries unless `method`). */
+  async function persisted(name: string, variables: Record<string, unknown> = {}, key: string | null = KEYS.partner, method?: 'GET' | 'POST') {
+    const res = await app.request(persistedRequest(name, variables, key, method));
+    return { status: res.status, headers: res.headers, body: await res.json() } as GqlResult & { headers: Headers };
+  }
   /** Admin: a product with `stock` units available. */
   async function product(sku: string, stock: number, priceAmount = 1000) {
     const r = await gql(CREATE_PRODUCT, { input: { sku, name: `Product ${sku}`, priceAmount, currencyCode: 'USD', initialStock: stock } }, KEYS.admin);
@@ -76,10 +82,30 @@ export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; m
     if (r.status !== 200 || r.body.errors) throw new Error(`release fault: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body.data.releaseReservation as { order: { id: string; status: string } | null; userErrors: { code: string }[] };
   }
-  return { app, db: tdb.db, dbUrl: tdb.url, metrics, gql, product, inventory, placeOrder, release };
+  return { app, persisted, db: tdb.db, dbUrl: tdb.url, metrics, gql, product, inventory, placeOrder, release };
 }
 
 export const CREATE_PRODUCT = `mutation($input: CreateProductInput!) { createProduct(input: $input) { product { sku } userErrors { code field message } } }`;
 export const ORDER_FIELDS = `id status customerId total { amount currencyCode } lines { sku quantity unitPrice { amount } } reservation { state expiresAt } rejection { code message sku } createdAt updatedAt`;
 export const PLACE_ORDER = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;
 export const RELEASE = `mutation($input: ReleaseReservationInput!) { releaseReservation(input: $input) { order { ${ORDER_FIELDS} } userErrors { code field message } } }`;
+
+/** The manifest id of a shipped operation, by its name. */
+export function operationId(name: string): string {
+  const e = Object.entries(shippedManifest.operations).find(([, op]) => op.name === name);
+  if (!e) throw new Error(`no persisted operation named ${name}`);
+  return e[0];
+}
+
+/** A request running a persisted operation by id: GET with the APQ extension for queries, POST otherwise. */
+export function persistedRequest(name: string, variables: Record<string, unknown>, key: string | null, method?: 'GET' | 'POST', base = 'http://localhost') {
+  const id = operationId(name);
+  const op = shippedManifest.operations[id]!;
+  const extensions = { persistedQuery: { version: 1, sha256Hash: id } };
+  const headers: Record<string, string> = { accept: 'application/graphql-response+json, application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  if ((method ?? (op.type === 'query' ? 'GET' : 'POST')) === 'GET') {
+    const qs = new URLSearchParams({ variables: JSON.stringify(variables), extensions: JSON.stringify(extensions) });
+    return new Request(`${base}/graphql?${qs}`, { headers });
+  }
+  return new Request(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ variables, extensions }) });
+}
