@@ -51,7 +51,7 @@ const limitsSchema = {
   MAX_DEPTH: int(1, 8),
   MAX_ALIASES: int(0, 15),
   MAX_TOKENS: int(10, 1_000),
-  MAX_COST: int(10, 5_000),
+  MAX_COST: int(10, 1_000),
 };
 export type Limits = { maxBodyBytes: number; maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
 const toLimits = (c: { MAX_BODY_BYTES: number; MAX_DEPTH: number; MAX_ALIASES: number; MAX_TOKENS: number; MAX_COST: number }): Limits => ({

@@ -13,9 +13,13 @@ export const LIMIT_CODES = {
 
 type Reporter = { reportError(e: unknown): void } | null;
 
-/** An armor onReject handler that re-issues the refusal as a yoga-realm error with our code and a 400. */
+/**
+ * An armor onReject handler that re-issues the refusal as a yoga-realm error with our code and a 400. `spec: false`:
+ * the 400 holds for `Accept: application/json` clients too (GraphQL over HTTP would answer them 200), so every
+ * client can act on the status alone.
+ */
 const refuse = (code: string) => (ctx: Reporter, err: Error) => {
-  const error = createGraphQLError(err.message.replace(/^Syntax Error: /, ''), { extensions: { code, http: { status: 400 } } });
+  const error = createGraphQLError(err.message.replace(/^Syntax Error: /, ''), { extensions: { code, http: { status: 400, spec: false } } });
   // validation rules get a context to report to; the token counter runs inside the parser and can only throw
   if (ctx) ctx.reportError(error);
   else throw error;
@@ -28,12 +32,26 @@ const refuse = (code: string) => (ctx: Reporter, err: Error) => {
  */
 export function useLimits(options: Partial<Limits> = {}): Plugin {
   const common = { propagateOnRejection: false, exposeLimits: true };
-  return EnvelopArmorPlugin({
+  const armor = EnvelopArmorPlugin({
     maxDepth: { n: options.maxDepth ?? 8, ...common, onReject: [refuse(LIMIT_CODES.depth)] },
     maxAliases: { n: options.maxAliases ?? 15, ...common, onReject: [refuse(LIMIT_CODES.aliases)] },
     maxTokens: { n: options.maxTokens ?? 1_000, ...common, onReject: [refuse(LIMIT_CODES.tokens)] },
     maxDirectives: { n: 20, ...common, onReject: [refuse(LIMIT_CODES.directives)] },
-    costLimit: { maxCost: options.maxCost ?? 5_000, ...common, onReject: [refuse(LIMIT_CODES.cost)] },
+    costLimit: { maxCost: options.maxCost ?? 1_000, ...common, onReject: [refuse(LIMIT_CODES.cost)] },
     blockFieldSuggestion: { enabled: true },
   } as Parameters<typeof EnvelopArmorPlugin>[0]) as Plugin;
+  const codes = new Set<string>(Object.values(LIMIT_CODES));
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(armor);
+    },
+    // Yoga re-wraps an error thrown by the parser (the token limit) as a spec error; give every refusal its 400 back.
+    onResultProcess({ result }) {
+      for (const r of Array.isArray(result) ? result : [result]) {
+        for (const e of (r as { errors?: { extensions?: Record<string, any> }[] }).errors ?? []) {
+          if (e.extensions && codes.has(e.extensions.code)) e.extensions.http = { ...e.extensions.http, status: 400, spec: false };
+        }
+      }
+    },
+  };
 }

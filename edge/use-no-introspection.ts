@@ -19,7 +19,7 @@ export function useNoIntrospection(options: { enabled?: boolean } = {}): Plugin 
   return {
     onValidate({ params, setResult }) {
       if (asksIntrospection(params.documentAST)) {
-        setResult([createGraphQLError('introspection is disabled', { extensions: { code: 'INTROSPECTION_DISABLED', http: { status: 400 } } })]);
+        setResult([createGraphQLError('introspection is disabled', { extensions: { code: 'INTROSPECTION_DISABLED', http: { status: 400, spec: false } } })]);
       }
     },
   };

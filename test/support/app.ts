@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll } from 'vitest';
-import { createApp } from '../../edge/app.js';
+import { createApp, type AppDeps } from '../../edge/app.js';
 import type { ApiKey } from '../../edge/config.js';
 import { createMetrics } from '../../orders/metrics.js';
 import { shippedManifest } from '../../edge/persisted-manifest.js';
@@ -26,7 +26,10 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * The whole pipeline (Hono -> auth -> Yoga -> resolvers -> domain -> PostgreSQL) on this file's own database,
  * dropped after the file. Requests go through `app.request`, no port.
  */
-export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> = {}) {
+export async function startTestApp(
+  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> &
+    Pick<AppDeps, 'limits' | 'production' | 'rateLimit'> = {},
+) {
   const metrics = createMetrics();
   const tdb: TestDatabase = await createTestDatabase({
     max: settings.poolSize ?? 20,
@@ -37,6 +40,9 @@ export async function startTestApp(settings: Partial<{ holdTtlSeconds: number; m
     metrics,
     keys: API_KEYS,
     logger: pino({ level: 'silent' }),
+    limits: settings.limits,
+    production: settings.production,
+    rateLimit: settings.rateLimit,
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,
