@@ -9,7 +9,7 @@ const t = await startTestApp({ limits: { maxDepth: 4 } });
 await t.product('LIM-1', 10);
 
 const AVAILABILITY = `{ product(sku: "LIM-1") { availability { available } } }`;
-const raw = (body: string, contentType = 'application/json') =>
+const raw = async (body: string, contentType = 'application/json'): Promise<Response> =>
   t.app.request('/graphql', { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${KEYS.storefront}` }, body });
 
 const ABUSE: Record<string, { send: () => Promise<Response>; status: number; code: string }> = {
