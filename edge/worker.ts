@@ -24,7 +24,7 @@ function setup(env: Record<string, unknown>) {
   if (isolate) return isolate;
   const config = loadWorkerConfig(env);
   const { app } = createApp({
-    db: (c) => (c.env as { db: Db }).db,
+    db: (c) => (c.env as { db: () => Db }).db(),
     metrics: noopMetrics(),
     keys: config.apiKeys,
     logger: consoleLogger,
@@ -50,9 +50,11 @@ export default {
       console.error(err instanceof ConfigError ? err.message : err);
       return Response.json({ errors: [{ message: 'worker misconfigured', extensions: { code: 'MISCONFIGURED' } }] }, { status: 500 });
     }
-    // A pool per request: Workers may not share sockets between requests. It is ended once the response and every
-    // background task of this request (cache writes, stale-while-revalidate refreshes) are done.
-    const db = createNeonDb({ connectionString: app.config.databaseUrl, wsProxy: app.config.neonWsProxy });
+    // A pool per request: Workers may not share sockets between requests. Created on first use (a cache hit never
+    // needs one) and ended once the response and every background task of this request (cache writes,
+    // stale-while-revalidate refreshes) are done.
+    let pool: Db | undefined;
+    const db = () => (pool ??= createNeonDb({ connectionString: app.config.databaseUrl, wsProxy: app.config.neonWsProxy }));
     const tasks: Promise<unknown>[] = [];
     const requestCtx: ExecutionContext = {
       waitUntil: (p) => void tasks.push(p),
@@ -69,7 +71,7 @@ export default {
             await Promise.allSettled(batch);
             settled += batch.length;
           }
-          await db.end();
+          await pool?.end();
         })(),
       );
     }

@@ -1,23 +1,15 @@
 import pino from 'pino';
 import { afterAll } from 'vitest';
 import { createApp, type AppDeps } from '../../edge/app.js';
-import type { ApiKey } from '../../edge/config.js';
 import { createMetrics } from '../../orders/metrics.js';
-import { shippedManifest } from '../../edge/persisted-manifest.js';
+import { persistedRequest } from './persisted.js';
+import { KEYS, TEST_API_KEYS } from './keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
-export const KEYS = {
-  storefront: 'test_storefront_key_1',
-  storefront2: 'test_storefront_key_2',
-  partner: 'test_partner_key_1',
-  admin: 'test_admin_key_1',
-};
-const API_KEYS: ApiKey[] = [
-  { role: 'storefront', key: KEYS.storefront },
-  { role: 'storefront', key: KEYS.storefront2 },
-  { role: 'partner', key: KEYS.partner },
-  { role: 'admin', key: KEYS.admin },
-];
+const API_KEYS = TEST_API_KEYS;
+
+export { KEYS };
+export { operationId, persistedRequest } from './persisted.js';
 
 export type GqlResult = { status: number; body: any };
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
@@ -96,22 +88,3 @@ export const ORDER_FIELDS = `id status customerId total { amount currencyCode } 
 export const PLACE_ORDER = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;
 export const RELEASE = `mutation($input: ReleaseReservationInput!) { releaseReservation(input: $input) { order { ${ORDER_FIELDS} } userErrors { code field message } } }`;
 
-/** The manifest id of a shipped operation, by its name. */
-export function operationId(name: string): string {
-  const e = Object.entries(shippedManifest.operations).find(([, op]) => op.name === name);
-  if (!e) throw new Error(`no persisted operation named ${name}`);
-  return e[0];
-}
-
-/** A request running a persisted operation by id: GET with the APQ extension for queries, POST otherwise. */
-export function persistedRequest(name: string, variables: Record<string, unknown>, key: string | null, method?: 'GET' | 'POST', base = 'http://localhost') {
-  const id = operationId(name);
-  const op = shippedManifest.operations[id]!;
-  const extensions = { persistedQuery: { version: 1, sha256Hash: id } };
-  const headers: Record<string, string> = { accept: 'application/graphql-response+json, application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
-  if ((method ?? (op.type === 'query' ? 'GET' : 'POST')) === 'GET') {
-    const qs = new URLSearchParams({ variables: JSON.stringify(variables), extensions: JSON.stringify(extensions) });
-    return new Request(`${base}/graphql?${qs}`, { headers });
-  }
-  return new Request(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ variables, extensions }) });
-}

@@ -2,7 +2,7 @@ import { Miniflare } from 'miniflare';
 import path from 'node:path';
 import { bundleWorker, ROOT } from './bundle-worker.js';
 import { startWsBridge, type WsBridge } from './ws-bridge.js';
-import { KEYS } from './app.js';
+import { KEYS } from './keys.js';
 
 export type TestWorker = { mf: Miniflare; bridge: WsBridge; fetch: (req: Request) => Promise<Response>; stop: () => Promise<void> };
 
