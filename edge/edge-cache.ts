@@ -16,6 +16,16 @@ export type EdgeCacheOptions = {
 export const CACHE_HEADER = 'x-lastunit-cache';
 const STORED_AT = 'x-lastunit-stored-at';
 
+/** JSON with object keys sorted at every level, so the same variables always make the same key. */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
 /**
  * The cache key: the operation id, its variables (canonical JSON) and the response media type. Never the API key:
  * only public data (availability, prices) is ever cached, so every client may share an entry.
@@ -25,8 +35,7 @@ function cacheKey(url: URL, operationId: string, accept: string): Request | null
   const raw = url.searchParams.get('variables');
   if (raw) {
     try {
-      const v = JSON.parse(raw);
-      variables = JSON.stringify(v, v && typeof v === 'object' ? Object.keys(v).sort() : undefined);
+      variables = canonicalJson(JSON.parse(raw));
     } catch {
       return null;
     }
@@ -82,6 +91,8 @@ export function edgeCache(opts: EdgeCacheOptions): MiddlewareHandler {
   return async function edgeCache(c, next) {
     if (c.req.method !== 'GET' || ttl === 0) return next();
     const url = new URL(c.req.url);
+    // A request carrying a document runs that document, whatever id it also names: never cache it under the id.
+    if (url.searchParams.has('query')) return next();
     const id = operationIdOf({}, url);
     if (!id || !opts.isCacheable(id)) return next();
     const key = cacheKey(url, id, c.req.header('accept') ?? '');

@@ -77,6 +77,19 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
       const theirs = await call(persistedRequest('Order', { id }, KEYS.storefront2, 'GET', 'http://edge.test'));
       expect(theirs.body.data.order).toBeNull();
     }
+    // a document sent with a cacheable id runs the document: it must neither be stored under the id nor answered from it
+    const cacheableId = new URL(persistedRequest('ProductAvailability', { sku: 'EDGE-3' }, null, 'GET', 'http://edge.test').url).searchParams;
+    const sneaky = new URL('http://edge.test/graphql');
+    sneaky.searchParams.set('query', `query($id: ID!) { order(id: $id) { id customerId } }`);
+    sneaky.searchParams.set('variables', JSON.stringify({ sku: 'EDGE-3', id }));
+    sneaky.searchParams.set('extensions', cacheableId.get('extensions')!);
+    for (let i = 0; i < 2; i++) {
+      const r = await call(new Request(sneaky, { headers: { authorization: `Bearer ${KEYS.storefront}` } }));
+      expect(r.cache).toBeNull();
+    }
+    const other = await availability('EDGE-3', KEYS.storefront2);
+    expect(other.body.data.product.availability).toBeDefined();
+    expect(JSON.stringify(other.body)).not.toContain('customerId');
     const doc = await post(`{ product(sku: "EDGE-3") { availability { available } } }`);
     expect(doc.body.data.product.availability.available).toBe(1);
     expect(doc.cache).toBeNull();
