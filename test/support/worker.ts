@@ -14,7 +14,7 @@ export const WORKER_API_KEYS = `storefront:${KEYS.storefront},storefront:${KEYS.
  * i.e. the real Neon driver speaking to the real PostgreSQL.
  * @example const w = await startTestWorker({ databaseUrl: t.dbUrl, vars: { EDGE_CACHE_TTL_SECONDS: '2' } })
  */
-export async function startTestWorker(opts: { databaseUrl: string; vars?: Record<string, string>; name?: string }): Promise<TestWorker> {
+export async function startTestWorker(opts: { databaseUrl: string; vars?: Record<string, string | undefined>; name?: string }): Promise<TestWorker> {
   const { outfile } = await bundleWorker(path.join(ROOT, `test/artifacts/worker-${process.pid}-${opts.name ?? 'w'}.mjs`));
   const db = new URL(opts.databaseUrl);
   const bridge = await startWsBridge({ host: db.hostname, port: Number(db.port || 5432) });
@@ -22,13 +22,12 @@ export async function startTestWorker(opts: { databaseUrl: string; vars?: Record
     modules: true,
     scriptPath: outfile,
     compatibilityDate: '2025-09-01',
-    bindings: {
-      DATABASE_URL: opts.databaseUrl,
-      API_KEYS: WORKER_API_KEYS,
-      NEON_WS_PROXY: bridge.hostPort,
-      NODE_ENV: 'test',
-      ...opts.vars,
-    },
+    // a var given as undefined is left unset (to see the worker's own default)
+    bindings: Object.fromEntries(
+      Object.entries({ DATABASE_URL: opts.databaseUrl, API_KEYS: WORKER_API_KEYS, NEON_WS_PROXY: bridge.hostPort, NODE_ENV: 'test', ...opts.vars }).filter(
+        (e): e is [string, string] => e[1] !== undefined,
+      ),
+    ),
   });
   await mf.ready;
   return {
