@@ -60,7 +60,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const keys = config.apiKeys ?? (await demoKeys(config.dataDir));
 
   // With REDIS_URL every instance counts a key's requests in the same window; without it, this process does.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on('error', (err) => logger.warn({ err }, 'redis unavailable'));
   const { app } = createApp({
     db,
     metrics,
@@ -69,7 +70,11 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     graphiql: config.nodeEnv !== 'production',
     production: config.nodeEnv === 'production',
     limits: config.limits,
-    rateLimit: rateLimit({ ...config.rateLimit, store: redis ? redisRateLimitStore(redis) : memoryRateLimitStore() }),
+    rateLimit: rateLimit({
+      ...config.rateLimit,
+      store: redis ? redisRateLimitStore(redis) : memoryRateLimitStore(),
+      onStoreError: (err) => logger.warn({ err }, 'rate limit store failed; request let through'),
+    }),
     settings: config,
   });
   const stopSweeper = startSweeper(db, metrics, {

@@ -31,12 +31,25 @@ export function memoryRateLimitStore(now: () => number = Date.now): RateLimitSto
  * RATE_LIMITED and `Retry-After` (seconds). Runs after authentication, so the key is known and counted by client id.
  * @example app.use('/graphql', rateLimit({ limit: 600, windowSeconds: 60, store: memoryRateLimitStore() }))
  */
-export function rateLimit(opts: { limit: number; windowSeconds: number; store: RateLimitStore }): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function rateLimit(opts: {
+  limit: number;
+  windowSeconds: number;
+  store: RateLimitStore;
+  /** told when the store fails; the request is then let through (a Redis outage must not take the API down) */
+  onStoreError?: (err: unknown) => void;
+}): MiddlewareHandler<{ Variables: AuthVariables }> {
   const windowMs = opts.windowSeconds * 1000;
   return async function rateLimit(c, next) {
     const caller = c.get('caller');
     if (!caller) return next();
-    const { count, resetMs } = await opts.store.hit(`rl:${caller.clientId}`, windowMs);
+    let hit: { count: number; resetMs: number };
+    try {
+      hit = await opts.store.hit(`rl:${caller.clientId}`, windowMs);
+    } catch (err) {
+      opts.onStoreError?.(err);
+      return next();
+    }
+    const { count, resetMs } = hit;
     const remaining = Math.max(0, opts.limit - count);
     c.header('RateLimit-Limit', String(opts.limit));
     c.header('RateLimit-Remaining', String(remaining));

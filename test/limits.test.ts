@@ -108,6 +108,14 @@ describe('the per-key rate limit', () => {
 
   it('answers 429 with Retry-After past the limit, per key (in memory)', () => exercise(memoryRateLimitStore()));
 
+  it('lets requests through when its store fails, and says so', async () => {
+    const failures: unknown[] = [];
+    const store = { hit: async () => Promise.reject(new Error('redis down')) };
+    const rl = await startTestApp({ rateLimit: rateLimit({ limit: 1, windowSeconds: 60, store, onStoreError: (e) => failures.push(e) }) });
+    for (let i = 0; i < 3; i++) expect((await rl.gql(`{ __typename }`)).status).toBe(200);
+    expect(failures).toHaveLength(3);
+  });
+
   it.skipIf(!process.env.REDIS_URL)('answers 429 with Retry-After past the limit, per key (Redis, shared by instances)', async () => {
     const redis = new Redis(process.env.REDIS_URL!);
     try {
