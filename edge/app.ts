@@ -1,72 +1,117 @@
-import { Hono } from 'hono';
-import { createYoga } from 'graphql-yoga';
-import type { Logger } from 'pino';
+import { Hono, type Context as HonoContext, type MiddlewareHandler } from 'hono';
+import { createYoga, type YogaLogger } from 'graphql-yoga';
 import { schema } from '../schema/index.js';
-import type { Context } from '../schema/context.js';
+import type { Caller, Context } from '../schema/context.js';
 import { createOrders } from '../orders/orders.js';
 import { createCatalog } from '../orders/catalog.js';
 import type { Metrics } from '../orders/metrics.js';
-import type { Db } from '../db/pool.js';
-import { createLivePubSub, type LivePubSub } from '../subscriptions/pubsub.js';
+import type { Db } from '../db/wrap-pool.js';
+import type { LivePubSub } from '../subscriptions/pubsub.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
 import { apiKeyAuth, createCallerLookup, type AuthVariables } from './api-keys.js';
-import type { ApiKey } from './config.js';
+import type { ApiKey, Limits, Role } from './config.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';
 import { paymentWebhooks } from './payment-webhooks.js';
+import { useLimits } from './use-limits.js';
+import { useNoIntrospection } from './use-no-introspection.js';
+import { useManifestOperations } from './use-manifest-operations.js';
+import { shippedManifest, type PersistedManifest } from './persisted-manifest.js';
+import { refuseBatches, requestBodyLimit } from './request-guards.js';
+import { edgeCache, type EdgeCacheOptions } from './edge-cache.js';
+
+type Env = { Variables: AuthVariables };
 
 export type AppDeps = {
-  db: Db;
+  /** the database, or (Workers) a function giving this request's database */
+  db: Db | ((c: HonoContext<Env>) => Db);
   metrics: Metrics;
   keys: ApiKey[];
-  logger: Logger;
+  logger: YogaLogger;
   settings: { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
+  limits?: Partial<Limits>;
+  /** production: introspection off */
+  production?: boolean;
   graphiql?: boolean;
   /** the configured processor; absent: placeOrder refuses `payment` and no webhook route answers */
   payments?: { processor: Processor; settings: PaymentSettings };
-  /** what subscriptions listen on; in-process when absent */
+  /** what subscriptions listen on (Node host: in-process or Redis); absent: no subscriptions here (Workers) */
   pubsub?: LivePubSub;
   /** the Redis availability cache, when there is one (reads only) */
   cache?: ProductCache;
   /** told after a committed write that produced outbox rows (the debounced NOTIFY that wakes relays) */
   onOutboxWritten?: () => void;
+  manifest?: PersistedManifest;
+  /** Node host: the per-key rate limit (edge/rate-limit.ts), run right after authentication */
+  rateLimit?: MiddlewareHandler<Env>;
+  /** Workers host: the Cache API for persisted public GET queries */
+  edgeCache?: Pick<EdgeCacheOptions, 'ttlSeconds' | 'staleWhileRevalidateSeconds' | 'cache'>;
 };
 
 /**
  * The HTTP surface shared by every host: /graphql (POST, and GET for queries), /healthz, /metrics,
- * POST /webhooks/payments/:provider.
+ * POST /webhooks/payments/:provider. Host-specific pieces (database, metrics, logger, payments, pubsub, rate limit,
+ * edge cache) come in through `deps`.
  * @example const { app } = createApp(deps); serve({ fetch: app.fetch, port: 4000 })
  */
 export function createApp(deps: AppDeps) {
-  const orders = createOrders(deps);
-  const catalog = createCatalog({ db: deps.db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten });
-  const live = deps.pubsub ?? createLivePubSub();
-  const yoga = createYoga<{ caller: Context['caller'] }>({
+  const manifest = deps.manifest ?? shippedManifest;
+  const domainFor = (db: Db) => ({
+    orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten }),
+    catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten }),
+  });
+  const fixed = typeof deps.db === 'function' ? undefined : domainFor(deps.db);
+  const dbOf = (c: HonoContext<Env>): Db => (typeof deps.db === 'function' ? deps.db(c) : deps.db);
+  const domainOf = (c: HonoContext<Env>) => fixed ?? domainFor(dbOf(c));
+  const live = deps.pubsub;
+
+  // The persisted-operations plugin sees only the Request: the role authentication found travels beside it.
+  const roles = new WeakMap<Request, Role>();
+  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog'>>({
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: deps.graphiql ? { title: 'lastunit' } : false,
     landingPage: false,
     maskedErrors: true,
+    batching: false,
     logging: deps.logger,
-    context: ({ caller }): Context => ({ caller, orders, catalog, live }),
+    plugins: [
+      useManifestOperations({ manifest, roleOf: (req) => roles.get(req) }),
+      useNoIntrospection({ enabled: !!deps.production }),
+      useLimits(deps.limits),
+    ],
+    context: ({ caller, orders, catalog }): Context => ({ caller, orders, catalog, live }),
   });
+  const runYoga = (req: Request, c: HonoContext<Env>) => {
+    const caller = c.get('caller');
+    if (caller) roles.set(req, caller.role);
+    return Promise.resolve(yoga.fetch(req, { caller, ...domainOf(c) }));
+  };
 
-  const app = new Hono<{ Variables: AuthVariables }>();
+  const app = new Hono<Env>();
   const wantsGraphiql = (req: Request) =>
     !!deps.graphiql && req.method === 'GET' && (req.headers.get('accept') ?? '').includes('text/html');
 
   app.get('/healthz', async (c) => {
     try {
-      await deps.db.query('SELECT 1');
+      await dbOf(c).query('SELECT 1');
       return c.json({ status: 'ok' });
     } catch {
       return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
     }
   });
   app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
-  app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [] }));
+  // Payments webhooks are a Node-host route (the processor and the reconciler live there).
+  if (typeof deps.db !== 'function')
+    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [] }));
+  app.use('/graphql', requestBodyLimit(deps.limits?.maxBodyBytes ?? 65_536));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { caller: c.get('caller') }));
+  if (deps.rateLimit) app.use('/graphql', deps.rateLimit);
+  app.use('/graphql', refuseBatches());
+  if (deps.edgeCache) {
+    app.use('/graphql', edgeCache({ ...deps.edgeCache, isCacheable: (id) => !!manifest.operations[id]?.cacheable, origin: runYoga }));
+  }
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 
-  return { app, yoga, orders, catalog, live, lookupCaller: createCallerLookup(deps.keys) };
+  return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, live, lookupCaller: createCallerLookup(deps.keys) };
 }

@@ -58,7 +58,34 @@ const optionalText = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
+/** Request limits, shared by both hosts (docs/edge.md has the table). */
+const limitsSchema = {
+  MAX_BODY_BYTES: int(256, 65_536),
+  MAX_DEPTH: int(1, 8),
+  MAX_ALIASES: int(0, 15),
+  MAX_TOKENS: int(10, 1_000),
+  MAX_COST: int(10, 1_000),
+};
+export type Limits = { maxBodyBytes: number; maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number };
+const toLimits = (c: { MAX_BODY_BYTES: number; MAX_DEPTH: number; MAX_ALIASES: number; MAX_TOKENS: number; MAX_COST: number }): Limits => ({
+  maxBodyBytes: c.MAX_BODY_BYTES,
+  maxDepth: c.MAX_DEPTH,
+  maxAliases: c.MAX_ALIASES,
+  maxTokens: c.MAX_TOKENS,
+  maxCost: c.MAX_COST,
+});
+
+const redisUrl = z
+  .string()
+  .optional()
+  .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+  .transform((v) => (v ? v : undefined));
+
 const schema = z.object({
+  ...limitsSchema,
+  REDIS_URL: redisUrl,
+  RATE_LIMIT_PER_WINDOW: int(1, 600),
+  RATE_LIMIT_WINDOW_SECONDS: int(1, 60),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0, 4000),
   DATABASE_URL: z
@@ -74,11 +101,6 @@ const schema = z.object({
   IDEMPOTENCY_RETENTION_HOURS: int(1, 24),
   MAX_LINE_QUANTITY: int(1, 100),
   MAX_LINES: int(1, 50),
-  REDIS_URL: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || v === '' || /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
-    .transform((v) => (v ? v : undefined)),
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1-64 letters, digits, colon, dot, dash or underscore').default('lastunit:'),
   CACHE_TTL_SECONDS: int(1, 5),
   RELAY: z.enum(['on', 'off']).default('on'),
@@ -138,6 +160,8 @@ export type Config = {
   relay: boolean;
   relayPollMs: number;
   relayBatchSize: number;
+  limits: Limits;
+  rateLimit: { limit: number; windowSeconds: number };
 };
 
 export type PaymentsConfig = {
@@ -195,6 +219,65 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relay: c.RELAY === 'on',
     relayPollMs: c.RELAY_POLL_MS,
     relayBatchSize: c.RELAY_BATCH_SIZE,
+    limits: toLimits(c),
+    rateLimit: { limit: c.RATE_LIMIT_PER_WINDOW, windowSeconds: c.RATE_LIMIT_WINDOW_SECONDS },
+  };
+}
+
+function parseOrThrow<S extends z.ZodType>(s: S, env: Record<string, unknown>): z.output<S> {
+  const parsed = s.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+const workerSchema = z.object({
+  ...limitsSchema,
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (set it with `wrangler secret put DATABASE_URL`)'),
+  API_KEYS: apiKeys.refine((v) => v !== undefined, 'required (set it with `wrangler secret put API_KEYS`)'),
+  EDGE_CACHE_TTL_SECONDS: int(0, 2),
+  EDGE_CACHE_SWR_SECONDS: int(0, 10),
+  HOLD_TTL_SECONDS: int(1, 600),
+  IDEMPOTENCY_RETENTION_HOURS: int(1, 24),
+  MAX_LINE_QUANTITY: int(1, 100),
+  MAX_LINES: int(1, 50),
+  NEON_WS_PROXY: z.string().optional(),
+});
+
+export type WorkerConfig = {
+  nodeEnv: 'development' | 'production' | 'test';
+  databaseUrl: string;
+  apiKeys: ApiKey[];
+  limits: Limits;
+  edgeCache: { ttlSeconds: number; staleWhileRevalidateSeconds: number };
+  holdTtlSeconds: number;
+  idempotencyRetentionHours: number;
+  maxLineQuantity: number;
+  maxLines: number;
+  /** dev/test only: host:port of a plain WebSocket-to-TCP bridge instead of Neon's proxy */
+  neonWsProxy?: string;
+};
+
+/**
+ * The Worker's configuration from its bindings (wrangler.toml [vars] and secrets), validated like loadConfig.
+ * @example const config = loadWorkerConfig(env)
+ */
+export function loadWorkerConfig(env: Record<string, unknown>): WorkerConfig {
+  const c = parseOrThrow(workerSchema, env);
+  return {
+    nodeEnv: c.NODE_ENV,
+    databaseUrl: c.DATABASE_URL,
+    apiKeys: c.API_KEYS!,
+    limits: toLimits(c),
+    edgeCache: { ttlSeconds: c.EDGE_CACHE_TTL_SECONDS, staleWhileRevalidateSeconds: c.EDGE_CACHE_SWR_SECONDS },
+    holdTtlSeconds: c.HOLD_TTL_SECONDS,
+    idempotencyRetentionHours: c.IDEMPOTENCY_RETENTION_HOURS,
+    maxLineQuantity: c.MAX_LINE_QUANTITY,
+    maxLines: c.MAX_LINES,
+    neonWsProxy: c.NEON_WS_PROXY || undefined,
   };
 }
 
@@ -207,11 +290,3 @@ export function loadSandboxConfig(env: Record<string, string | undefined>): Sand
   return { port: c.SANDBOX_PORT, webhookUrl: c.SANDBOX_WEBHOOK_URL, webhookSecret: c.PAYMENT_WEBHOOK_SECRET, hangMs: c.SANDBOX_HANG_MS };
 }
 
-function parseOrThrow<S extends z.ZodType>(s: S, env: Record<string, string | undefined>): z.output<S> {
-  const parsed = s.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  return parsed.data;
-}

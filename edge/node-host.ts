@@ -9,6 +9,8 @@ import { startSweeper } from '../orders/sweeper.js';
 import { startReconciler } from '../orders/reconciler.js';
 import { wirePayments } from './payment-processor.js';
 import { createApp } from './app.js';
+import { memoryRateLimitStore, rateLimit } from './rate-limit.js';
+import { redisRateLimitStore } from './rate-limit-redis.js';
 import { generateDemoKeys } from './api-keys.js';
 import { ConfigError, type ApiKey, type Config } from './config.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
@@ -59,12 +61,20 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: config.cacheTtlSeconds, metrics, logger }) : undefined;
   const onOutboxWritten = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
 
-  const { app, yoga, lookupCaller, catalog } = createApp({
+  // With REDIS_URL the rate limit counts a key's requests across instances too (same Redis connection).
+  const { app, yoga, lookupCaller, orders, catalog } = createApp({
     db,
     metrics,
     keys,
     logger,
     graphiql: config.nodeEnv !== 'production',
+    production: config.nodeEnv === 'production',
+    limits: config.limits,
+    rateLimit: rateLimit({
+      ...config.rateLimit,
+      store: redis ? redisRateLimitStore(redis.command) : memoryRateLimitStore(),
+      onStoreError: (err) => logger.warn({ err }, 'rate limit store failed; request let through'),
+    }),
     settings: config,
     payments,
     pubsub,
@@ -72,7 +82,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onOutboxWritten,
   });
   // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
-  app.route('/', livePage({ listSkus: () => catalog.listSkus(), storefrontKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'storefront')?.key }));
+  app.route('/', livePage({ listSkus: () => catalog!.listSkus(), storefrontKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'storefront')?.key }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
     onOutboxWritten,
@@ -106,7 +116,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });
-  const stopWs = attachGraphqlWs(server as any, { yoga, lookupCaller, isProd: config.nodeEnv === 'production' });
+  const stopWs = attachGraphqlWs(server as any, { yoga, lookupCaller, isProd: config.nodeEnv === 'production', context: { orders, catalog } });
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);

@@ -5,6 +5,15 @@ import type { Availability } from '../orders/catalog.js';
 import type { AvailabilityEvent, OrderStatusEvent } from '../subscriptions/pubsub.js';
 import { requireRole } from './auth.js';
 
+/** The pubsub of this host; Workers serve no subscriptions (they stay on the Node host, over graphql-ws). */
+function liveOf(ctx: Context) {
+  if (!ctx.live)
+    throw createGraphQLError('subscriptions are served over graphql-ws by the Node host, not here', {
+      extensions: { code: 'SUBSCRIPTIONS_UNAVAILABLE', http: { status: 400 } },
+    });
+  return ctx.live;
+}
+
 export function availabilityChanged(_: unknown, args: { skus: string[] }, ctx: Context): AsyncIterable<AvailabilityEvent> {
   requireRole(ctx, 'storefront', 'admin');
   if (args.skus.length === 0 || args.skus.length > ctx.catalog.maxSkusPerQuery) {
@@ -12,7 +21,7 @@ export function availabilityChanged(_: unknown, args: { skus: string[] }, ctx: C
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }
-  return ctx.live.subscribeMany('availability', args.skus);
+  return liveOf(ctx).subscribeMany('availability', args.skus);
 }
 
 export const toAvailability = (e: AvailabilityEvent): Availability => ({
@@ -28,7 +37,7 @@ export function orderStatusChanged(_: unknown, args: { orderId: string | number 
   requireRole(ctx, 'storefront', 'admin');
   const clientId = ctx.caller.clientId;
   return pipe(
-    ctx.live.subscribe('order_status', String(args.orderId)),
+    liveOf(ctx).subscribe('order_status', String(args.orderId)),
     filter((e: OrderStatusEvent) => e.clientId === clientId && e.order != null),
   );
 }

@@ -16,6 +16,8 @@ export type GraphqlWsOptions = {
   roles?: Role[];
   path?: string;
   isProd?: boolean;
+  /** the rest of the GraphQL context (the Node host's orders and catalog), as yoga.fetch gets it over HTTP */
+  context?: Record<string, unknown>;
 };
 
 type Extra = { caller?: Caller };
@@ -69,6 +71,7 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
+          ...opts.context,
           caller: ctx.extra.caller,
         });
         let document;

@@ -1,22 +1,16 @@
 import pino from 'pino';
 import { afterAll } from 'vitest';
 import { createApp, type AppDeps } from '../../edge/app.js';
-import type { ApiKey } from '../../edge/config.js';
+import { createLivePubSub } from '../../subscriptions/pubsub.js';
 import { createMetrics } from '../../orders/metrics.js';
+import { persistedRequest } from './persisted.js';
+import { KEYS, TEST_API_KEYS } from './keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
-export const KEYS = {
-  storefront: 'test_storefront_key_1',
-  storefront2: 'test_storefront_key_2',
-  partner: 'test_partner_key_1',
-  admin: 'test_admin_key_1',
-};
-const API_KEYS: ApiKey[] = [
-  { role: 'storefront', key: KEYS.storefront },
-  { role: 'storefront', key: KEYS.storefront2 },
-  { role: 'partner', key: KEYS.partner },
-  { role: 'admin', key: KEYS.admin },
-];
+const API_KEYS = TEST_API_KEYS;
+
+export { KEYS };
+export { operationId, persistedRequest } from './persisted.js';
 
 export type GqlResult = { status: number; body: any };
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
@@ -26,7 +20,8 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * dropped after the file. Requests go through `app.request`, no port.
  */
 export async function startTestApp(
-  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> = {},
+  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> &
+    Pick<AppDeps, 'limits' | 'production' | 'rateLimit'> = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
   live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
@@ -41,7 +36,11 @@ export async function startTestApp(
     metrics,
     keys: API_KEYS,
     logger: pino({ level: 'silent' }),
+    pubsub: createLivePubSub(), // the Node host's default; live(metrics) may replace it
     ...live(metrics),
+    limits: settings.limits,
+    production: settings.production,
+    rateLimit: settings.rateLimit,
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,
@@ -59,6 +58,11 @@ export async function startTestApp(
       body: JSON.stringify({ query, variables }),
     });
     return { status: res.status, body: await res.json() };
+  }
+  /** A persisted operation from edge/persisted-operations.json, by name, sent by id (GET for queries unless `method`). */
+  async function persisted(name: string, variables: Record<string, unknown> = {}, key: string | null = KEYS.partner, method?: 'GET' | 'POST') {
+    const res = await app.request(persistedRequest(name, variables, key, method));
+    return { status: res.status, headers: res.headers, body: await res.json() } as GqlResult & { headers: Headers };
   }
   /** Admin: a product with `stock` units available. */
   async function product(sku: string, stock: number, priceAmount = 1000) {
@@ -83,10 +87,11 @@ export async function startTestApp(
     if (r.status !== 200 || r.body.errors) throw new Error(`release fault: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body.data.releaseReservation as { order: { id: string; status: string } | null; userErrors: { code: string }[] };
   }
-  return { app, db: tdb.db, dbUrl: tdb.url, metrics, gql, product, inventory, placeOrder, release };
+  return { app, persisted, db: tdb.db, dbUrl: tdb.url, metrics, gql, product, inventory, placeOrder, release };
 }
 
 export const CREATE_PRODUCT = `mutation($input: CreateProductInput!) { createProduct(input: $input) { product { sku } userErrors { code field message } } }`;
 export const ORDER_FIELDS = `id status customerId total { amount currencyCode } lines { sku quantity unitPrice { amount } } reservation { state expiresAt } rejection { code message sku } createdAt updatedAt`;
 export const PLACE_ORDER = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;
 export const RELEASE = `mutation($input: ReleaseReservationInput!) { releaseReservation(input: $input) { order { ${ORDER_FIELDS} } userErrors { code field message } } }`;
+

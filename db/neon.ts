@@ -1,0 +1,36 @@
+// The edge driver: @neondatabase/serverless speaks the PostgreSQL protocol over a WebSocket (no TCP in Workers).
+import { Pool, neonConfig, types } from '@neondatabase/serverless';
+import type pg from 'pg';
+import { wrapPool, type Db } from './wrap-pool.js';
+import type { RetryOptions } from './retry.js';
+
+// int8 (count/sum) as JS numbers, as db/pool.ts does for node-postgres.
+types.setTypeParser(20, (v: string) => Number(v));
+
+export type NeonDbOptions = {
+  connectionString: string;
+  /**
+   * Dev/test only: `host:port` of a plain-WebSocket-to-TCP bridge (test/support/ws-bridge.ts). Unset in production,
+   * where Neon's own proxy (wss, TLS to PostgreSQL) is used.
+   */
+  wsProxy?: string;
+  max?: number;
+  retry?: RetryOptions;
+};
+
+/**
+ * A Neon serverless pool as our Db. Create one per request in Workers and end it when the request is done.
+ * @example const db = createNeonDb({ connectionString: env.DATABASE_URL }); ctx.waitUntil(db.end())
+ */
+export function createNeonDb(opts: NeonDbOptions): Db {
+  if (opts.wsProxy) {
+    const proxy = opts.wsProxy;
+    neonConfig.wsProxy = (host, port) => `${proxy}/v1?address=${host}:${port}`;
+    neonConfig.useSecureWebSocket = false;
+    neonConfig.forceDisablePgSSL = true;
+    neonConfig.pipelineTLS = false;
+    neonConfig.pipelineConnect = false;
+  }
+  const pool = new Pool({ connectionString: opts.connectionString, max: opts.max ?? 5 });
+  return wrapPool(pool as unknown as pg.Pool, opts.retry);
+}

@@ -1,0 +1,59 @@
+// No runtime import of `pg` here: the worker bundle reaches this file and must not pull in node-postgres.
+import type pg from 'pg';
+import { withRetry, type RetryOptions } from './retry.js';
+
+export type Queryable = {
+  query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+};
+
+/** The only database handle the rest of the code sees: a pool plus the retrying transaction helper. */
+export type Db = Queryable & {
+  /**
+   * One statement in its own implicit transaction, repeated on 40001/40P01/connection loss. Pass
+   * `{ idempotent: false }` for a write that must not apply twice: a connection lost mid-statement then surfaces.
+   */
+  run<R extends pg.QueryResultRow = any>(text: string, values?: unknown[], opts?: { idempotent?: boolean }): Promise<pg.QueryResult<R>>;
+  /** BEGIN ... COMMIT around `fn`, the whole of it repeated on 40001/40P01/connection loss */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  end(): Promise<void>;
+  pool: pg.Pool;
+};
+
+/**
+ * Any pg-compatible pool (node-postgres, or `@neondatabase/serverless` on the edge) as a Db.
+ * @example const db = wrapPool(new neon.Pool({ connectionString }))
+ */
+export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
+  // An idle client losing its connection must not crash the process; the next checkout gets a fresh one.
+  pool.on('error', () => {});
+  return {
+    pool,
+    query: (text, values) => pool.query(text, values as any[]),
+    run: (text, values, opts) => withRetry(() => pool.query(text, values as any[]), { ...retry, ...opts }),
+    transaction: (fn) =>
+      withRetry(async () => {
+        const client = await pool.connect();
+        let broken = false;
+        // A connection lost mid-transaction is reported by the failing query; this keeps the event from crashing the process.
+        const onError = () => {
+          broken = true;
+        };
+        client.on('error', onError);
+        try {
+          await client.query('BEGIN');
+          const out = await fn(client);
+          await client.query('COMMIT');
+          return out;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {
+            broken = true;
+          });
+          throw err;
+        } finally {
+          client.off('error', onError);
+          client.release(broken);
+        }
+      }, retry),
+    end: () => pool.end(),
+  };
+}

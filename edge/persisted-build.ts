@@ -1,0 +1,44 @@
+// `npm run persisted:build`: edge/operations/*.graphql -> edge/persisted-operations.json (committed).
+// Each operation is validated against the schema and keyed by the sha256 of its printed document, so the id
+// changes exactly when the operation does.
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kind, parse, print, validate, type OperationDefinitionNode } from 'graphql';
+import { schema } from '../schema/index.js';
+import { sha256Hex } from '../orders/rules.js';
+import type { PersistedManifest } from './persisted-manifest.js';
+
+/** Root fields that read only public data: a query made of these alone may be cached at the edge. */
+export const PUBLIC_ROOT_FIELDS = new Set(['product', 'products']);
+
+export async function buildManifest(dir: string): Promise<PersistedManifest> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.graphql')).sort();
+  const operations: PersistedManifest['operations'] = {};
+  for (const file of files) {
+    const doc = parse(await readFile(path.join(dir, file), 'utf8'));
+    const errors = validate(schema, doc);
+    if (errors.length) throw new Error(`${file}: ${errors.map((e) => e.message).join('; ')}`);
+    const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+    if (ops.length !== 1 || !ops[0]!.name) throw new Error(`${file}: exactly one named operation per file`);
+    const op = ops[0]!;
+    const document = print(doc);
+    const rootFields = op.selectionSet.selections.map((s) => (s.kind === Kind.FIELD ? s.name.value : '?'));
+    operations[await sha256Hex(document)] = {
+      name: op.name!.value,
+      type: op.operation,
+      cacheable: op.operation === 'query' && rootFields.every((f) => PUBLIC_ROOT_FIELDS.has(f)),
+      document,
+    };
+  }
+  return { version: 1, operations };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const manifest = await buildManifest(path.join(here, 'operations'));
+  const out = path.join(here, 'persisted-operations.json');
+  await writeFile(out, JSON.stringify(manifest, null, 2) + '\n');
+  for (const [id, op] of Object.entries(manifest.operations)) console.log(`${id}  ${op.type.padEnd(8)} ${op.name}${op.cacheable ? '  (edge-cacheable)' : ''}`);
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+}

@@ -1,0 +1,22 @@
+// Node host only (ioredis needs TCP): never import this from anything edge/worker.ts reaches.
+import type { Redis } from 'ioredis';
+import type { RateLimitStore } from './rate-limit.js';
+
+// INCR and set the expiry on the window's first hit, atomically: every instance counts in the same window.
+const HIT = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {n, redis.call('PTTL', KEYS[1])}`;
+
+/**
+ * A rate-limit store shared by every instance through Redis (fixed windows, one key per client and window).
+ * @example rateLimit({ limit, windowSeconds, store: redisRateLimitStore(new Redis(config.redisUrl)) })
+ */
+export function redisRateLimitStore(redis: Redis, now: () => number = Date.now): RateLimitStore {
+  return {
+    async hit(key, windowMs) {
+      const window = Math.floor(now() / windowMs);
+      const [count, pttl] = (await redis.eval(HIT, 1, `lastunit:${key}:${window}`, String(windowMs))) as [number, number];
+      return { count, resetMs: pttl > 0 ? pttl : windowMs };
+    },
+  };
+}

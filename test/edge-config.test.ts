@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, loadWorkerConfig } from '../edge/config.js';
+
+const WORKER = { DATABASE_URL: 'postgres://u:p@db.example/neondb', API_KEYS: 'storefront:abcdefgh12,partner:partner1234' };
+
+describe('limit, rate limit and edge configuration', () => {
+  it('has the documented defaults on the Node host', () => {
+    expect(loadConfig({})).toMatchObject({
+      limits: { maxBodyBytes: 65_536, maxDepth: 8, maxAliases: 15, maxTokens: 1_000, maxCost: 1_000 },
+      rateLimit: { limit: 600, windowSeconds: 60 },
+      redisUrl: undefined,
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', MAX_DEPTH: '5' })).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379', limits: { maxDepth: 5 } });
+  });
+
+  it('has the documented defaults in the worker, where DATABASE_URL and API_KEYS are required', () => {
+    expect(loadWorkerConfig(WORKER)).toMatchObject({
+      nodeEnv: 'production',
+      databaseUrl: WORKER.DATABASE_URL,
+      apiKeys: [{ role: 'storefront', key: 'abcdefgh12' }, { role: 'partner', key: 'partner1234' }],
+      edgeCache: { ttlSeconds: 2, staleWhileRevalidateSeconds: 10 },
+      limits: { maxBodyBytes: 65_536, maxCost: 1_000 },
+      neonWsProxy: undefined,
+    });
+    expect(() => loadWorkerConfig({})).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
+  });
+
+  it.each([
+    ['MAX_BODY_BYTES', '10'],
+    ['MAX_DEPTH', 'deep'],
+    ['MAX_ALIASES', '-1'],
+    ['MAX_TOKENS', '1e9'],
+    ['MAX_COST', '2.5'],
+    ['RATE_LIMIT_PER_WINDOW', '0'],
+    ['RATE_LIMIT_WINDOW_SECONDS', 'minute'],
+    ['REDIS_URL', 'http://cache'],
+  ])('refuses %s=%s on the Node host with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: `));
+  });
+
+  it.each([
+    ['EDGE_CACHE_TTL_SECONDS', 'two'],
+    ['EDGE_CACHE_SWR_SECONDS', '-1'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['API_KEYS', 'root:abcdefgh12'],
+    ['MAX_DEPTH', '0'],
+  ])('refuses %s=%s in the worker with a message naming the variable', (name, value) => {
+    expect(() => loadWorkerConfig({ ...WORKER, [name]: value })).toThrow(new RegExp(`${name}: `));
+  });
+});

@@ -1,0 +1,16 @@
+import type { ApiKey } from '../../edge/config.js';
+
+/** The API keys of every test app and test worker. */
+export const KEYS = {
+  storefront: 'test_storefront_key_1',
+  storefront2: 'test_storefront_key_2',
+  partner: 'test_partner_key_1',
+  admin: 'test_admin_key_1',
+};
+export const TEST_API_KEYS: ApiKey[] = [
+  { role: 'storefront', key: KEYS.storefront },
+  { role: 'storefront', key: KEYS.storefront2 },
+  { role: 'partner', key: KEYS.partner },
+  { role: 'admin', key: KEYS.admin },
+];
+
