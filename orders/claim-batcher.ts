@@ -12,6 +12,12 @@ export function createClaimBatcher<Req, Res>(opts: {
   run: BatchRunner<Req, Res>;
   maxBatch?: number;
   onBatch?: (size: number) => void;
+  /**
+   * Whether a failed batch should be repeated one request at a time to find the faulty one (a data error). For a
+   * failure of the environment (lock or statement timeout, lost database) repeating alone would only wait again,
+   * once per request, while the lane is blocked: then every request of the batch fails at once. Default: always.
+   */
+  isolate?: (err: unknown) => boolean;
 }) {
   const maxBatch = opts.maxBatch ?? 64;
   const lanes = new Map<string, Lane<Req, Res>>();
@@ -44,7 +50,7 @@ export function createClaimBatcher<Req, Res>(opts: {
       batch.forEach((b, i) => b.resolve(results[i]!));
     } catch (err) {
       // One request's fault must not fail its neighbours: repeat each alone, so only the faulty one sees the error.
-      if (batch.length === 1) batch[0]!.reject(err);
+      if (batch.length === 1 || !(opts.isolate?.(err) ?? true)) for (const b of batch) b.reject(err);
       else for (const b of batch) await runAlone(b);
     } finally {
       lane.busy = false;

@@ -4,6 +4,10 @@ import type { OrderRecord } from '../db/orders-store.js';
 import type { Metrics } from './metrics.js';
 import { isUuid, requestFingerprint, validatePayment, validatePlaceOrder, type LineInput, type PaymentInput } from './rules.js';
 import { createClaimBatcher } from './claim-batcher.js';
+import { retryReason } from '../db/retry.js';
+
+/** SQLSTATEs of a database that is stuck or overloaded, not of a bad request: 55P03 lock_timeout, 57014 statement_timeout. */
+const ENVIRONMENT_FAILURES = new Set(['55P03', '57014']);
 import { payForOrder, type PaymentSettings } from './payment-step.js';
 import type { Processor } from '../payments/processor.js';
 
@@ -51,6 +55,8 @@ export function createOrders({ db, metrics, settings, payments, onOutboxWritten 
           : store.placeOrders(db, claims, ttl.holdTtlSeconds, ttl.retentionHours),
       ),
     onBatch: (n) => metrics.claimBatchSize.observe(n),
+    // lock/statement timeouts and connection failures concern every request alike: no point repeating each alone
+    isolate: (err) => !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) && !retryReason(err),
   });
   // Orders with a payment keep their key PROCESSING through the payment step; they take the direct path.
   const claim = (c: Claim): Promise<store.PlaceOrderRow> =>

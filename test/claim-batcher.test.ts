@@ -44,6 +44,14 @@ describe('claim batcher', () => {
     expect(batches.map((b) => b.length)).toEqual([1, 2, 2, 1]);
   });
 
+  it('fails a whole batch at once when the failure is not one request\'s (isolate says no)', async () => {
+    const { batches, run } = recorder((r) => r === 3);
+    const submit = createClaimBatcher({ run, isolate: () => false });
+    const settled = await Promise.allSettled([1, 2, 3, 4].map((n) => submit('S', `k${n}`, n)));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+  });
+
   it('isolates a fault: the batch is repeated one by one and only the faulty request fails', async () => {
     const { batches, run } = recorder((r) => r === 3);
     const submit = createClaimBatcher({ run });
