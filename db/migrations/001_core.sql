@@ -312,28 +312,43 @@ BEGIN
 END
 $$;
 
--- Moves the live holds of the given (already locked) orders back to available: reservations HELD -> p_state,
--- units reserved -> available, inventory rows locked in SKU order so no writer can deadlock with placeOrder.
-CREATE FUNCTION return_held_units(p_order_ids uuid[], p_state text, p_reason text) RETURNS integer
+-- Moves the units of the given (already locked) orders' reservations in state p_from to p_to: SOLD moves them
+-- reserved -> sold, anything else (RELEASED, EXPIRED) reserved -> available. Inventory rows are locked in SKU order,
+-- as every writer does, so this cannot deadlock with placeOrder. Returns the SKUs whose stock moved.
+CREATE FUNCTION move_reserved_units(p_order_ids uuid[], p_from text, p_to text, p_reason text) RETURNS text[]
 LANGUAGE plpgsql AS $$
 DECLARE
   v_skus text[];
   v_qtys integer[];
 BEGIN
-  -- I6: only HELD reservations move; a second caller finds none.
+  -- I6: only reservations still in p_from move; a second caller finds none.
   WITH moved AS (
-    UPDATE reservations SET state = p_state, released_reason = p_reason, updated_at = now()
-     WHERE order_id = ANY (p_order_ids) AND state = 'HELD'
+    UPDATE reservations SET state = p_to, released_reason = p_reason, updated_at = now()
+     WHERE order_id = ANY (p_order_ids) AND state = p_from
     RETURNING sku, quantity)
   SELECT array_agg(sku ORDER BY sku), array_agg(q ORDER BY sku) INTO v_skus, v_qtys
     FROM (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku) s;
-  -- I2: the same units leave reserved and enter available, in this transaction.
+  -- I2: the same units leave reserved and enter sold or available, in this transaction.
   FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
-    UPDATE inventory SET available = available + v_qtys[i], reserved = reserved - v_qtys[i], version = version + 1, updated_at = now()
+    UPDATE inventory
+       SET reserved = reserved - v_qtys[i],
+           sold = sold + CASE WHEN p_to = 'SOLD' THEN v_qtys[i] ELSE 0 END,
+           available = available + CASE WHEN p_to = 'SOLD' THEN 0 ELSE v_qtys[i] END,
+           version = version + 1, updated_at = now()
      WHERE sku = v_skus[i];
   END LOOP;
-  IF v_skus IS NOT NULL THEN PERFORM emit_availability(v_skus); END IF;  -- I9
-  PERFORM emit_order_status(p_order_ids);
+  IF v_skus IS NOT NULL AND p_to <> 'SOLD' THEN PERFORM emit_availability(v_skus); END IF;  -- I9: available changed
+  RETURN v_skus;
+END
+$$;
+
+-- Moves the live (HELD) holds of the given, already locked, orders back to available and announces the orders' status.
+CREATE FUNCTION return_held_units(p_order_ids uuid[], p_state text, p_reason text) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_skus text[] := move_reserved_units(p_order_ids, 'HELD', p_state, p_reason);
+BEGIN
+  PERFORM emit_order_status(p_order_ids);  -- I9
   RETURN coalesce(array_length(v_skus, 1), 0);
 END
 $$;

@@ -53,33 +53,9 @@ $$;
 -- Moves the AWAITING_PAYMENT holds of one (already locked) order to p_state: SOLD moves units reserved -> sold,
 -- RELEASED / EXPIRED move them reserved -> available. Inventory rows in SKU order, as everywhere.
 CREATE FUNCTION settle_awaiting_units(p_order_id uuid, p_state text, p_reason text) RETURNS integer
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_skus text[];
-  v_qtys integer[];
-BEGIN
-  -- I6: only AWAITING_PAYMENT reservations move; a second caller finds none.
-  WITH moved AS (
-    UPDATE reservations SET state = p_state, released_reason = p_reason, updated_at = now()
-     WHERE order_id = p_order_id AND state = 'AWAITING_PAYMENT'
-    RETURNING sku, quantity)
-  SELECT array_agg(sku ORDER BY sku), array_agg(q ORDER BY sku) INTO v_skus, v_qtys
-    FROM (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku) s;
-  -- I2: the same units leave reserved and enter sold or available, in this transaction.
-  FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
-    IF p_state = 'SOLD' THEN
-      UPDATE inventory SET sold = sold + v_qtys[i], reserved = reserved - v_qtys[i], version = version + 1, updated_at = now()
-       WHERE sku = v_skus[i];
-    ELSE
-      UPDATE inventory SET available = available + v_qtys[i], reserved = reserved - v_qtys[i], version = version + 1, updated_at = now()
-       WHERE sku = v_skus[i];
-    END IF;
-  END LOOP;
-  IF v_skus IS NOT NULL AND p_state <> 'SOLD' THEN PERFORM emit_availability(v_skus); END IF;  -- I9: available changed
-  RETURN coalesce(array_length(v_skus, 1), 0);
-END
+LANGUAGE sql AS $$
+  SELECT coalesce(array_length(move_reserved_units(ARRAY[p_order_id], 'AWAITING_PAYMENT', p_state, p_reason), 1), 0)
 $$;
-
 -- The step between the hold and the authorization (one short transaction): HELD -> AWAITING_PAYMENT only while the
 -- hold is still live, with a payment deadline and a PENDING payment row. Returns {kind: awaiting | not_held, order}.
 CREATE FUNCTION begin_payment(
