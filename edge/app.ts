@@ -40,7 +40,7 @@ export type AppDeps = {
   /** the Redis availability cache, when there is one (reads only) */
   cache?: ProductCache;
   /** told after a committed write that produced outbox rows (the debounced NOTIFY that wakes relays) */
-  onOutboxWritten?: () => void;
+  onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
   manifest?: PersistedManifest;
   /** Node host: the per-key rate limit (edge/rate-limit.ts), run right after authentication */
   rateLimit?: MiddlewareHandler<Env>;

@@ -59,7 +59,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
   const pubsub = createLivePubSub({ redis, prefix: config.redisKeyPrefix });
   const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: config.cacheTtlSeconds, metrics, logger }) : undefined;
-  const onOutboxWritten = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
+  const notifyRelays = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
+  // After a committed write: wake the relays, and drop this instance's cached figures of the SKUs it changed so its
+  // own next read is fresh (read-your-writes); other instances converge through the relay's versioned updates.
+  const onOutboxWritten = async (skus?: string[]) => {
+    notifyRelays();
+    if (cache && skus?.length) await cache.invalidate(skus);
+  };
 
   // With REDIS_URL the rate limit counts a key's requests across instances too (same Redis connection).
   const { app, yoga, lookupCaller, orders, catalog } = createApp({

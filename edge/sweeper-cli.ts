@@ -15,8 +15,12 @@ const stop = startSweeper(db, metrics, {
   onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick'),
 });
 logger.info({ intervalMs: config.sweepIntervalMs }, 'sweeper running');
+// process.on, not once: tsx's own signal hook exits with 128+signal when it finds no other listener left.
+let stopping = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
-  process.once(sig, async () => {
+  process.on(sig, async () => {
+    if (stopping) return;
+    stopping = true;
     await stop();
     await close();
     process.exit(0);

@@ -20,7 +20,7 @@ export type CatalogDeps = {
   /** the Redis availability cache, when there is one: reads only (I10) */
   cache?: ProductCache;
   /** told after a committed write that produced outbox rows (wakes the relay) */
-  onOutboxWritten?: () => void;
+  onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
 };
 
 /** The catalog: products, availability and the admin stock operations. */
@@ -68,7 +68,7 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       if (!Number.isInteger(input.quantity) || input.quantity < 1 || input.quantity > MAX_STOCK)
         return fail('INVALID_INPUT', ['quantity'], `quantity must be between 1 and ${MAX_STOCK}`, input.sku);
       const r = await store.restock(db, input.sku, input.quantity);
-      if (r.ok) onOutboxWritten();
+      if (r.ok) await onOutboxWritten([input.sku]);
       return r.ok ? { ok: true, value: r.availability } : fail('UNKNOWN_SKU', ['sku'], `no product with SKU ${input.sku}`, input.sku);
     },
 
@@ -76,7 +76,7 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       if (!Number.isInteger(input.available) || input.available < 0 || input.available > MAX_STOCK)
         return fail('INVALID_INPUT', ['available'], `available must be between 0 and ${MAX_STOCK}`, input.sku);
       const r = await store.setStock(db, input.sku, input.available, input.expectedAvailable ?? null);
-      if (r.ok) onOutboxWritten();
+      if (r.ok) await onOutboxWritten([input.sku]);
       if (r.ok) return { ok: true, value: r.availability };
       if (r.code === 'STALE')
         return fail('STALE', ['expectedAvailable'], `available is ${r.available}, not ${input.expectedAvailable}; read it again and retry`, input.sku);

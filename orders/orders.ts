@@ -29,7 +29,7 @@ export type OrdersDeps = {
   /** absent: placeOrder refuses a `payment` input */
   payments?: { processor: Processor; settings: PaymentSettings };
   /** told after a committed write that produced outbox rows (wakes the relay; never inside the transaction) */
-  onOutboxWritten?: () => void;
+  onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
 };
 
 /** The order domain: placing, releasing and reading orders. Returns results; only faults throw. */
@@ -85,7 +85,9 @@ export function createOrders({ db, metrics, settings, payments, onOutboxWritten 
       payment: !!payment,
       recoverySeconds: payments?.settings.recoverySeconds ?? null,
     });
-    if (r.kind === 'placed' || r.kind === 'rejected') onOutboxWritten();
+    // after commit: wake the relay; a placed order changed its SKUs' availability (a rejected one did not)
+    if (r.kind === 'placed') await onOutboxWritten(input.lines.map((l) => l.sku));
+    else if (r.kind === 'rejected') await onOutboxWritten();
     switch (r.kind) {
       case 'placed': {
         if (!payment || !payments) {
@@ -167,7 +169,7 @@ export function createOrders({ db, metrics, settings, payments, onOutboxWritten 
     if (input.reason && input.reason.length > 500)
       return { ok: false, order: null, errors: [{ code: 'INVALID_INPUT', field: ['input', 'reason'], message: 'reason must be at most 500 characters' }] };
     const r = await store.releaseOrder(db, caller.clientId, input.orderId, input.reason ?? null);
-    if (r.kind === 'released') onOutboxWritten();
+    if (r.kind === 'released') await onOutboxWritten(r.order.lines.map((l) => l.sku));
     switch (r.kind) {
       case 'not_found':
         return notFound;

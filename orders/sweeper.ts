@@ -2,19 +2,19 @@ import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
 import type { Metrics } from './metrics.js';
 
-export type SweeperOptions = { intervalMs: number; batchSize?: number; onError?: (err: unknown) => void; onOutboxWritten?: () => void };
+export type SweeperOptions = { intervalMs: number; batchSize?: number; onError?: (err: unknown) => void; onOutboxWritten?: (skus?: string[]) => void | Promise<void> };
 
 /**
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
  * @example const n = await sweepOnce(db, metrics)
  */
-export async function sweepOnce(db: Db, metrics: Metrics, batchSize = 100, onOutboxWritten: () => void = () => {}): Promise<number> {
+export async function sweepOnce(db: Db, metrics: Metrics, batchSize = 100, onOutboxWritten: (skus?: string[]) => void | Promise<void> = () => {}): Promise<number> {
   let total = 0;
   for (;;) {
     const expired = await expireDueHolds(db, batchSize);
     total += expired.length;
     metrics.reservationsExpired.inc(expired.length);
-    if (expired.length) onOutboxWritten();
+    if (expired.length) await onOutboxWritten();
     // Stop only on an empty batch: a short one may just mean another sweeper holds some candidates right now.
     if (expired.length === 0) return total;
   }

@@ -12,6 +12,11 @@ export type ProductCache = {
   put(products: Product[]): Promise<void>;
   /** a relay event: newer figures replace older ones, never the other way (version guard) */
   applyAvailability(event: AvailabilityEvent): Promise<void>;
+  /**
+   * Drops the cached figures of SKUs this instance just changed (after commit), so its own next read goes to
+   * PostgreSQL (read-your-writes); other instances converge through the relay's versioned updates. Best effort.
+   */
+  invalidate(skus: string[]): Promise<void>;
 };
 
 // Keeps the newer figures: a read-through fill racing a relay update cannot put an older version back.
@@ -80,6 +85,11 @@ export function createAvailabilityCache(redis: RedisClients, opts: { ttlSeconds:
       } catch {
         // best effort: the next read misses and reads PostgreSQL again
       }
+    },
+
+    async invalidate(skus) {
+      if (!redis.isUp() || skus.length === 0) return;
+      await r.del(...skus.map(availKey)).catch(() => {});
     },
 
     async applyAvailability(e) {
