@@ -2,14 +2,9 @@
 // off, on the same database through the Neon driver and a local WebSocket bridge. 127.0.0.1 only, bounded:
 // BENCH_EDGE_REQUESTS (default 3000) reads per run, BENCH_EDGE_CONCURRENCY (default 16) in flight.
 // Uses DATABASE_URL (a scratch database is created and dropped) or an embedded PostgreSQL under the OS temp dir.
-import os from 'node:os';
-import path from 'node:path';
-import { rm } from 'node:fs/promises';
-import pg from 'pg';
 import { createDb } from '../db/pool.js';
-import { migrate } from '../db/migrate.js';
+import { createBenchDatabase } from './database.js';
 import { seedProducts } from '../db/catalog-store.js';
-import { startEmbeddedPostgres, type EmbeddedDb } from '../db/embedded.js';
 import { startTestWorker, type TestWorker } from '../test/support/worker.js';
 import { persistedRequest } from '../test/support/persisted.js';
 import { KEYS } from '../test/support/keys.js';
@@ -17,34 +12,6 @@ import { KEYS } from '../test/support/keys.js';
 const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_EDGE_CONCURRENCY ?? 16);
 const SKUS = Array.from({ length: 10 }, (_, i) => `BENCH-${i}`);
-
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  let embedded: EmbeddedDb | undefined;
-  let adminUrl = process.env.DATABASE_URL;
-  const dir = path.join(os.tmpdir(), `lastunit-bench-edge-${process.pid}`);
-  if (!adminUrl) {
-    embedded = await startEmbeddedPostgres({ dir, database: 'postgres', persistent: false });
-    adminUrl = embedded.url;
-  }
-  const name = `lastunit_bench_edge_${process.pid}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-      await embedded?.stop();
-      if (embedded) await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
@@ -86,11 +53,10 @@ async function run(label: string, w: TestWorker) {
 }
 
 async function main() {
-  const scratch = await scratchDatabase();
+  const scratch = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   const workers: TestWorker[] = [];
   try {
     const db = createDb({ connectionString: scratch.url, max: 2 });
-    await migrate(db);
     await seedProducts(db, SKUS.map((sku) => ({ sku, name: `Bench ${sku}`, priceAmount: 1000, currency: 'USD', initialStock: 100 })));
     await db.end();
     const cached = await startTestWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '2', EDGE_CACHE_SWR_SECONDS: '10' }, name: 'bench-cached' });

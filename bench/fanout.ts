@@ -6,14 +6,8 @@
 //      FANOUT_SERVER_NODE_ARGS (extra node flags for the server, e.g. --cpu-prof).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
-import { rm } from 'node:fs/promises';
-import pg from 'pg';
 import WebSocket from 'ws';
-import { startEmbeddedPostgres } from '../db/embedded.js';
-import { createDb } from '../db/pool.js';
-import { migrate } from '../db/migrate.js';
+import { createBenchDatabase } from './database.js';
 
 const num = (name: string, def: number) => {
   const v = Number(process.env[name] ?? def);
@@ -27,33 +21,6 @@ const TIMEOUT_S = num('TIMEOUT_S', 90);
 const KEY = `bench_storefront_${randomBytes(6).toString('hex')}`;
 const ADMIN = `bench_admin_${randomBytes(6).toString('hex')}`;
 const SKU = 'FANOUT-1';
-
-async function database() {
-  const dir = path.join(os.tmpdir(), `lastunit-fanout-${process.pid}`);
-  const embedded = process.env.DATABASE_URL ? undefined : await startEmbeddedPostgres({ dir, database: 'postgres', persistent: false });
-  const adminUrl = process.env.DATABASE_URL ?? embedded!.url;
-  const name = `lu_fanout_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = createDb({ connectionString: url.toString(), max: 1 });
-  await migrate(db);
-  await db.end();
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-      await embedded?.stop();
-      if (embedded) await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 function startServer(databaseUrl: string) {
   // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
@@ -109,7 +76,7 @@ function subscriber(host: string, onEvent: (at: number, data: any) => void) {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function main() {
-  const db = await database();
+  const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   const server = await startServer(db.url);
   const sockets: WebSocket[] = [];
   try {
