@@ -103,7 +103,7 @@ export function createApp(deps: AppDeps) {
   app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
   // Payments webhooks are a Node-host route (the processor and the reconciler live there).
   if (typeof deps.db !== 'function')
-    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [] }));
+    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten }));
   app.use('/graphql', requestBodyLimit(deps.limits?.maxBodyBytes ?? 65_536));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   if (deps.rateLimit) app.use('/graphql', deps.rateLimit);

@@ -115,7 +115,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     : async () => {};
 
   const stopReconciler = startReconciler(
-    { db, metrics, processor: payments.processor },
+    { db, metrics, processor: payments.processor, onOutboxWritten },
     { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
   );
 

@@ -9,7 +9,7 @@ import type { Processor } from '../payments/processor.js';
  * so the body is read as text, never re-serialized). Thin: the logic is in orders/payment-events.ts.
  * @example app.route('/webhooks/payments', paymentWebhooks({ db, metrics, processors: [processor] }))
  */
-export function paymentWebhooks(deps: { db: Db; metrics: Metrics; processors: Processor[] }) {
+export function paymentWebhooks(deps: { db: Db; metrics: Metrics; processors: Processor[]; onOutboxWritten?: (skus?: string[]) => void | Promise<void> }) {
   const app = new Hono();
   app.post('/:provider', async (c) => {
     const answer = await handlePaymentWebhook(deps, c.req.param('provider'), await c.req.text(), c.req.raw.headers);

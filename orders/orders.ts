@@ -96,6 +96,8 @@ export function createOrders({ db, metrics, settings, payments, onOutboxWritten 
         }
         const key = { clientId: caller.clientId, customerId: input.customerId, key: input.idempotencyKey };
         const order = await payForOrder({ db, metrics, ...payments }, r.order, key, payment.token);
+        // after the payment step's commits: a decline put the units back (availability changed), any outcome changed the status
+        await onOutboxWritten(order.status === 'REJECTED' ? order.lines.map((l) => l.sku) : undefined);
         return paymentAnswer(order);
       }
       case 'rejected':

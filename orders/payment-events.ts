@@ -4,6 +4,13 @@ import { WebhookSignatureError, type Processor } from '../payments/processor.js'
 import type { Metrics } from './metrics.js';
 import { isUuid } from './rules.js';
 
+/** The payment results that moved an order (and wrote its outbox rows); the others changed nothing. */
+export const isTransition = (kind: string) => kind === 'confirmed' || kind === 'rejected' || kind === 'expired';
+
+/** The SKUs whose availability a payment result changed: a decline or an expiry puts the held units back. */
+export const unitsWentBack = (r: { kind: string; order?: { lines: { sku: string }[] } | null }) =>
+  r.kind === 'rejected' || r.kind === 'expired' ? r.order?.lines.map((l) => l.sku) : undefined;
+
 export type WebhookAnswer = { status: 200 | 400 | 404; body: { received: boolean; result?: string; error?: string } };
 
 /**
@@ -13,7 +20,7 @@ export type WebhookAnswer = { status: 200 | 400 | 404; body: { received: boolean
  * @example const a = await handlePaymentWebhook(deps, 'sandbox', await c.req.text(), c.req.raw.headers)
  */
 export async function handlePaymentWebhook(
-  deps: { db: Db; metrics: Metrics; processors: Processor[] },
+  deps: { db: Db; metrics: Metrics; processors: Processor[]; onOutboxWritten?: (skus?: string[]) => void | Promise<void> },
   provider: string,
   rawBody: string,
   headers: Headers,
@@ -35,5 +42,6 @@ export async function handlePaymentWebhook(
   const r = await applyPaymentEvent(deps.db, `payments:${provider}`, event.id, event.orderId, event.outcome, event.providerRef ?? null, event.reason ?? null);
   deps.metrics.paymentWebhooks.inc({ result: r.kind === 'duplicate' ? 'duplicate' : 'applied' });
   if (r.kind === 'compensate') deps.metrics.paymentCompensations.inc({ event: 'recorded' });
+  if (isTransition(r.kind)) await deps.onOutboxWritten?.(unitsWentBack(r)); // the transition wrote outbox rows
   return { status: 200, body: { received: true, result: r.kind } };
 }

@@ -4,6 +4,7 @@ import type { Processor } from '../payments/processor.js';
 import type { Metrics } from './metrics.js';
 import { compensateOnce } from './compensations.js';
 import { every } from './sweeper.js';
+import { isTransition, unitsWentBack } from './payment-events.js';
 
 export type ReconcilerOptions = {
   batchSize?: number;
@@ -24,7 +25,9 @@ export type ReconcileResult = { confirmed: number; declined: number; expired: nu
  * Safe beside the sweeper, webhooks and other reconcilers: the guarded transition decides, not the lease.
  * @example await reconcileOnce({ db, metrics, processor })
  */
-export async function reconcileOnce(deps: { db: Db; metrics: Metrics; processor: Processor }, opts: ReconcilerOptions = {}): Promise<ReconcileResult> {
+type ReconcilerDeps = { db: Db; metrics: Metrics; processor: Processor; onOutboxWritten?: (skus?: string[]) => void | Promise<void> };
+
+export async function reconcileOnce(deps: ReconcilerDeps, opts: ReconcilerOptions = {}): Promise<ReconcileResult> {
   const { db, metrics, processor } = deps;
   const out: ReconcileResult = { confirmed: 0, declined: 0, expired: 0, pending: 0, lost: 0, errors: 0 };
   const count = (result: keyof ReconcileResult) => {
@@ -46,6 +49,7 @@ export async function reconcileOnce(deps: { db: Db; metrics: Metrics; processor:
           const outcome = status === 'succeeded' ? 'approved' : status === 'failed' ? 'declined' : 'not_found';
           const r = await store.applyPaymentOutcome(db, p.orderId, outcome, null, status === 'failed' ? 'declined at the processor (reconciled)' : null);
           if (r.kind === 'compensate') metrics.paymentCompensations.inc({ event: 'recorded' });
+          if (isTransition(r.kind)) await deps.onOutboxWritten?.(unitsWentBack(r)); // the transition wrote outbox rows
           count(r.kind === 'confirmed' ? 'confirmed' : r.kind === 'rejected' ? 'declined' : r.kind === 'expired' ? 'expired' : 'lost');
         } catch {
           count('errors'); // the lease runs out and the next pass asks again
@@ -57,7 +61,7 @@ export async function reconcileOnce(deps: { db: Db; metrics: Metrics; processor:
 
 /** The reconciler and the compensation worker as background loops of the Node host. Returns a stop function. */
 export function startReconciler(
-  deps: { db: Db; metrics: Metrics; processor: Processor },
+  deps: ReconcilerDeps,
   opts: ReconcilerOptions & { intervalMs: number; onError?: (err: unknown) => void },
 ) {
   const onError = opts.onError ?? (() => {});

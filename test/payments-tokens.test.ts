@@ -80,6 +80,42 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(await t.inventory('PAY-TD')).toEqual({ available: 1, reserved: 0, sold: 0 });
   });
 
+  it('tells the host after every payment transition, with the SKUs whose units went back (relay wake-up, cache drop)', async () => {
+    await t.product('PAY-HOOK', 3);
+    const hookCalls = () => t.outboxCalls.filter((c) => c.includes('PAY-HOOK')).length;
+    t.outboxCalls.length = 0;
+    expect((await t.pay('hook-d', 'PAY-HOOK', 'tok_decline')).order!.status).toBe('REJECTED');
+    expect(t.outboxCalls).toEqual([['PAY-HOOK'], ['PAY-HOOK']]); // the claim, then the decline putting the unit back
+    t.outboxCalls.length = 0;
+    expect((await t.pay('hook-a', 'PAY-HOOK', 'tok_approve')).order!.status).toBe('CONFIRMED');
+    expect(t.outboxCalls).toEqual([['PAY-HOOK'], []]); // the claim, then the confirmation (no availability change)
+    // a decline that arrives by webhook after the client was told AWAITING_PAYMENT (delivered late on purpose)
+    t.outboxCalls.length = 0;
+    t.sandbox.configure({ delayMs: 1_500 });
+    try {
+      const r = await t.pay('hook-w', 'PAY-HOOK', 'tok_timeout_decline');
+      expect(r.order!.status).toBe('AWAITING_PAYMENT');
+      expect(t.outboxCalls).toEqual([['PAY-HOOK'], []]); // the claim, then the unknown outcome
+      const id = r.order!.id;
+      expect(await t.eventually(async () => ((await t.order(id)).status === 'REJECTED' && hookCalls() === 2 ? 1 : 0))).toBe(1);
+    } finally {
+      t.sandbox.configure({ delayMs: 0 });
+    }
+    // and one the reconciler decides
+    t.outboxCalls.length = 0;
+    t.sandbox.configure({ webhookUrl: 'http://127.0.0.1:1/nowhere' });
+    try {
+      const late = await t.pay('hook-r', 'PAY-HOOK', 'tok_timeout_decline');
+      expect(late.order!.status).toBe('AWAITING_PAYMENT');
+      await t.pastDeadline(late.order!.id);
+      await t.reconcile();
+      expect((await t.order(late.order!.id)).status).toBe('REJECTED');
+      expect(hookCalls()).toBe(2); // the claim, then the reconciled decline
+    } finally {
+      t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
+    }
+  });
+
   it('tok_slow_<ms> under the timeout: CONFIRMED; over it: AWAITING_PAYMENT until the webhook', async () => {
     await t.product('PAY-SLOW', 2);
     const fast = await t.pay('slow-1', 'PAY-SLOW', 'tok_slow_50');

@@ -38,10 +38,19 @@ export async function startPaymentsApp(
   const sandbox: Sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 3_000, ...opts.sandbox });
   const base = sandboxProcessor({ url: sandbox.url, timeoutMs: opts.timeoutMs ?? TIMEOUT_MS, webhookSecret: SECRET });
   let processor: Processor = base;
-  const t = await startTestApp({ poolSize: 30 }, (db) => {
-    processor = opts.wrap ? opts.wrap(base, db) : base;
-    return { processor, settings: { deadlineSeconds: opts.deadlineSeconds ?? 60, recoverySeconds: 2 } };
-  });
+  /** every call of the host's post-commit hook, with the SKUs whose availability changed ([] for none) */
+  const outboxCalls: string[][] = [];
+  const onOutboxWritten = (skus?: string[]) => {
+    outboxCalls.push(skus ?? []);
+  };
+  const t = await startTestApp(
+    { poolSize: 30 },
+    (db) => {
+      processor = opts.wrap ? opts.wrap(base, db) : base;
+      return { processor, settings: { deadlineSeconds: opts.deadlineSeconds ?? 60, recoverySeconds: 2 } };
+    },
+    () => ({ onOutboxWritten }),
+  );
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
@@ -93,7 +102,7 @@ export async function startPaymentsApp(
   async function pastDeadline(orderId: string) {
     await t.db.query(`UPDATE payments SET next_check_at = now() - interval '1 second', deadline_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
   }
-  const reconcile = (p: Processor = processor) => reconcileOnce({ db: t.db, metrics: t.metrics, processor: p }, { backoffSeconds: 1 });
+  const reconcile = (p: Processor = processor) => reconcileOnce({ db: t.db, metrics: t.metrics, processor: p, onOutboxWritten }, { backoffSeconds: 1 });
   const compensate = (p: Processor = processor) => compensateOnce({ db: t.db, metrics: t.metrics, processor: p });
   /** Polls until `fn` returns a truthy value (webhooks arrive asynchronously). */
   async function eventually<T>(fn: () => Promise<T>, ms = 5_000): Promise<T> {
@@ -104,7 +113,7 @@ export async function startPaymentsApp(
       await new Promise((r) => setTimeout(r, 25));
     }
   }
-  return { ...t, url, sandbox, processor: () => processor, http, pay, order, availability, webhook, charges, pastDeadline, reconcile, compensate, eventually };
+  return { ...t, url, sandbox, outboxCalls, processor: () => processor, http, pay, order, availability, webhook, charges, pastDeadline, reconcile, compensate, eventually };
 }
 
 export const PAY = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;
