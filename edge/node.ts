@@ -1,10 +1,15 @@
 // `npm start`: the Node host. Reads the configuration once, starts everything, stops cleanly on SIGINT/SIGTERM.
 import { loadConfig, ConfigError } from './config.js';
-import { startNodeHost } from './node-host.js';
+import { startNodeHost, type NodeHost } from './node-host.js';
+import { onShutdownSignal } from './shutdown.js';
 
 async function main() {
   const config = loadConfig(process.env);
-  const host = await startNodeHost(config);
+  // Registered before anything starts: a signal during start-up waits for it to finish, then stops cleanly.
+  let starting: Promise<NodeHost> | undefined;
+  onShutdownSignal(async () => (await starting)?.stop(), (line) => console.log(line));
+  starting = startNodeHost(config);
+  const host = await starting;
   const lines = [
     `lastunit listening on ${host.url}/graphql  (health: ${host.url}/healthz, metrics: ${host.url}/metrics)`,
     host.embeddedDir ? `database: embedded PostgreSQL in ${host.embeddedDir}, demo catalog loaded` : 'database: DATABASE_URL',
@@ -14,20 +19,6 @@ async function main() {
     for (const k of host.keys) lines.push(`  ${k.role.padEnd(10)} ${k.key}`);
   }
   console.log(lines.join('\n'));
-  let signals = 0;
-  const shutdown = (sig: string) => {
-    if (signals++) process.exit(1);
-    console.log(`${sig}: shutting down`);
-    host.stop().then(
-      () => process.exit(0),
-      (err) => {
-        console.error(err);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
 main().catch((err) => {

