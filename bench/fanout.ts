@@ -25,7 +25,7 @@ const SKU = 'FANOUT-1';
 function startServer(databaseUrl: string) {
   // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
   const extra = (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'edge/node.ts'], {
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'node/start.ts'], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'warn', API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -89,7 +89,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     );
     pool = await step(`opening ${p.pgPoolSize} pg connections`, () => openBenchPool(bdb!.url, p.pgPoolSize));
     const pgVersion = (await pool.query('SHOW server_version')).rows[0].server_version as string;
-    srv = await step('starting the server (node --import tsx edge/node.ts)', () =>
+    srv = await step('starting the server (node --import tsx node/start.ts)', () =>
       startServer({
         databaseUrl: bdb!.url,
         extraEnv: opts.serverPoolSize ? { DATABASE_POOL_SIZE: String(opts.serverPoolSize) } : undefined,

@@ -1,4 +1,4 @@
-// The real Node host as a child process (`node --import tsx edge/node.ts`), on a port the OS picks, with its own keys.
+// The real Node host as a child process (`node --import tsx node/start.ts`), on a port the OS picks, with its own keys.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -48,7 +48,7 @@ export async function startServer(opts: {
   onUnexpectedExit?: (why: string) => void;
 }): Promise<ServerProcess> {
   const keys = { storefront: randomKey(), admin: randomKey() };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -1,4 +1,4 @@
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 
 /** Any prom-client call the code makes (inc, set, observe, startTimer, labels): accepted and dropped. */
 const noop: any = new Proxy(() => noop, {

@@ -1,12 +1,11 @@
-// `npm run persisted:build`: edge/operations/*.graphql -> edge/persisted-operations.json (committed).
+// Builds the persisted-operations manifest from edge/operations/*.graphql (`npm run persisted:build`).
 // Each operation is validated against the schema and keyed by the sha256 of its printed document, so the id
 // changes exactly when the operation does.
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Kind, parse, print, validate, type OperationDefinitionNode } from 'graphql';
 import { schema } from '../schema/index.js';
-import { sha256Hex } from '../orders/rules.js';
+import { sha256Hex } from '../common/hash.js';
 import type { PersistedManifest } from './persisted-manifest.js';
 
 /** Root fields that read only public data: a query made of these alone may be cached at the edge. */
@@ -32,13 +31,4 @@ export async function buildManifest(dir: string): Promise<PersistedManifest> {
     };
   }
   return { version: 1, operations };
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const manifest = await buildManifest(path.join(here, 'operations'));
-  const out = path.join(here, 'persisted-operations.json');
-  await writeFile(out, JSON.stringify(manifest, null, 2) + '\n');
-  for (const [id, op] of Object.entries(manifest.operations)) console.log(`${id}  ${op.type.padEnd(8)} ${op.name}${op.cacheable ? '  (edge-cacheable)' : ''}`);
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
 }

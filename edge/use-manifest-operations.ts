@@ -1,6 +1,6 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { Plugin } from 'graphql-yoga';
-import type { Role } from './config.js';
+import type { Role } from '../common/caller.js';
 import { operationIdOf, shippedManifest, type PersistedManifest } from './persisted-manifest.js';
 
 export const PERSISTED_CODES = {

@@ -2,9 +2,12 @@
 // with persisted public GET queries served from the Cache API. Subscriptions stay on the Node host.
 // Nothing reachable from here may need Node (test/worker-bundle.test.ts bundles this file and checks).
 import type { YogaLogger } from 'graphql-yoga';
-import { createApp } from './app.js';
-import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config.js';
+import { createApp } from '../app/app.js';
+import { ConfigError, loadWorkerConfig, type WorkerConfig } from './worker-config.js';
 import { noopMetrics } from './noop-metrics.js';
+import { edgeCache } from './edge-cache.js';
+import { useManifestOperations } from './use-manifest-operations.js';
+import { shippedManifest } from './persisted-manifest.js';
 import { createNeonDb } from '../db/neon.js';
 import type { Db } from '../db/wrap-pool.js';
 
@@ -31,11 +34,15 @@ function setup(env: Record<string, unknown>) {
     production: config.nodeEnv === 'production',
     limits: config.limits,
     settings: config,
-    edgeCache: {
-      ttlSeconds: config.edgeCache.ttlSeconds,
-      staleWhileRevalidateSeconds: config.edgeCache.staleWhileRevalidateSeconds,
-      cache: () => (globalThis as unknown as { caches: { default: Cache } }).caches.default,
-    },
+    persistedOperations: (roleOf) => useManifestOperations({ manifest: shippedManifest, roleOf }),
+    graphqlCache: (origin) =>
+      edgeCache({
+        ttlSeconds: config.edgeCache.ttlSeconds,
+        staleWhileRevalidateSeconds: config.edgeCache.staleWhileRevalidateSeconds,
+        cache: () => (globalThis as unknown as { caches: { default: Cache } }).caches.default,
+        isCacheable: (id) => !!shippedManifest.operations[id]?.cacheable,
+        origin,
+      }),
   });
   return (isolate = { config, app });
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../db/pool.js';
 import * as store from '../db/payments-store.js';
 import type { Processor } from '../payments/processor.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../common/metrics.js';
 
 /**
  * Carries out pending compensations: lease a batch (short transaction, SKIP LOCKED), `void` each OUTSIDE any transaction,

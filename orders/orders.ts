@@ -1,7 +1,7 @@
 import type { Db } from '../db/pool.js';
 import * as store from '../db/orders-store.js';
 import type { OrderRecord } from '../db/orders-store.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import { isUuid, requestFingerprint, validatePayment, validatePlaceOrder, type LineInput, type PaymentInput } from './rules.js';
 import { createClaimBatcher } from './claim-batcher.js';
 import { retryReason } from '../db/retry.js';

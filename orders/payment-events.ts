@@ -1,7 +1,7 @@
 import type { Db } from '../db/pool.js';
 import { applyPaymentEvent } from '../db/payments-store.js';
 import { WebhookSignatureError, type Processor } from '../payments/processor.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import { isUuid } from './rules.js';
 
 /** The payment results that moved an order (and wrote its outbox rows); the others changed nothing. */

@@ -2,7 +2,7 @@ import type { Db } from '../db/pool.js';
 import type { OrderRecord } from '../db/orders-store.js';
 import * as store from '../db/payments-store.js';
 import type { AuthorizeResult, Processor } from '../payments/processor.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../common/metrics.js';
 
 export type PaymentSettings = {
   /** how long an AWAITING_PAYMENT order waits for a webhook before the reconciler asks the processor */

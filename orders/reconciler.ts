@@ -1,9 +1,9 @@
 import type { Db } from '../db/pool.js';
 import * as store from '../db/payments-store.js';
 import type { Processor } from '../payments/processor.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import { compensateOnce } from './compensations.js';
-import { every } from './sweeper.js';
+import { every } from '../common/every.js';
 import { isTransition, unitsWentBack } from './payment-events.js';
 
 export type ReconcilerOptions = {

@@ -1,3 +1,5 @@
+import { sha256Hex } from '../common/hash.js';
+
 export type LineInput = { sku: string; quantity: number };
 export type Limits = { maxLines: number; maxLineQuantity: number };
 export type InputError = { code: 'INVALID_INPUT'; field: string[]; message: string; sku?: string };
@@ -58,12 +60,6 @@ export function validatePayment(payment: PaymentInput, provider: string | null):
 export async function requestFingerprint(input: { customerId: string; lines: LineInput[]; extra?: unknown }): Promise<string> {
   const lines = [...input.lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0)).map((l) => [l.sku, l.quantity]);
   return sha256Hex(JSON.stringify({ c: input.customerId, l: lines, x: input.extra ?? null }));
-}
-
-/** SHA-256 as hex with Web Crypto, available on Node 20 and in Workers alike. */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,6 +1,7 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../common/metrics.js';
+import { every } from '../common/every.js';
 
 export type SweeperOptions = { intervalMs: number; batchSize?: number; onError?: (err: unknown) => void; onOutboxWritten?: (skus?: string[]) => void | Promise<void> };
 
@@ -29,26 +30,6 @@ export async function cleanupKeysOnce(db: Db, metrics: Metrics, batchSize = 1000
     metrics.idempotencyKeysDeleted.inc(n);
     if (n < batchSize) return total;
   }
-}
-
-/** A loop that runs `task` every `intervalMs` (never overlapping itself) until stopped. */
-export function every(intervalMs: number, task: () => Promise<unknown>, onError: (err: unknown) => void) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-  const tick = () => {
-    running = task()
-      .catch(onError)
-      .finally(() => {
-        if (!stopped) timer = setTimeout(tick, intervalMs);
-      });
-  };
-  timer = setTimeout(tick, intervalMs);
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await running;
-  };
 }
 
 /** The sweeper and the key cleanup as background loops of the Node host. Returns a stop function. */

@@ -1,5 +1,6 @@
 import { createGraphQLError } from 'graphql-yoga';
-import type { Context, Role } from '../schema/context.js';
+import type { Role } from '../common/caller.js';
+import type { Context } from './context.js';
 
 /** Throws a FORBIDDEN fault (HTTP 403) unless the caller's key has one of `roles`. */
 export function requireRole(ctx: Context, ...roles: Role[]): void {

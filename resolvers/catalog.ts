@@ -1,5 +1,5 @@
 import { createGraphQLError } from 'graphql-yoga';
-import type { Context } from '../schema/context.js';
+import type { Context } from './context.js';
 import type { Availability, CatalogResult, Product } from '../orders/catalog.js';
 import { requireRole } from './auth.js';
 

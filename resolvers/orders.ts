@@ -1,4 +1,4 @@
-import type { Context } from '../schema/context.js';
+import type { Context } from './context.js';
 import type { OrderRecord } from '../orders/orders.js';
 import { requireRole } from './auth.js';
 

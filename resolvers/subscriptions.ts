@@ -1,5 +1,5 @@
 import { createGraphQLError, filter, pipe } from 'graphql-yoga';
-import type { Context } from '../schema/context.js';
+import type { Context } from './context.js';
 import { toOrder, type OrderRecord } from '../orders/orders.js';
 import type { Availability } from '../orders/catalog.js';
 import type { AvailabilityEvent, OrderStatusEvent } from '../subscriptions/pubsub.js';

@@ -1,5 +1,5 @@
 import SchemaBuilder from '@pothos/core';
-import type { Context } from './context.js';
+import type { Context } from '../resolvers/context.js';
 
 /** The Pothos builder: configuration only; every type lives in its own file. */
 export const builder = new SchemaBuilder<{

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Availability, Product } from '../db/catalog-store.js';
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import type { AvailabilityEvent } from './pubsub.js';
 import type { RedisClients } from './redis.js';
 

@@ -4,7 +4,7 @@ import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { ExecutionArgs } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
-import type { Caller, Role } from '../schema/context.js';
+import type { Caller, Role } from '../common/caller.js';
 import { shareSubscriptions } from './shared-execution.js';
 import { encodeOnce } from './encode-once.js';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 
 export type RedisClients = {
   /** commands (cache reads/writes, PUBLISH): fail fast while Redis is down instead of queueing */

@@ -1,6 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { listenOutbox, publishOutboxBatch, type OutboxEvent } from '../db/outbox-store.js';
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import type { ProductCache } from './availability-cache.js';
 import type { AvailabilityEvent, LivePubSub } from './pubsub.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { loadConfig, loadSandboxConfig, ConfigError } from '../edge/config.js';
+import { loadConfig, loadSandboxConfig, ConfigError } from '../node/config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -97,7 +97,7 @@ describe('configuration', () => {
   });
 
   it('stops `npm start` with exit code 2 and the variable named, before touching any database', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
       env: { ...process.env, HOLD_TTL_SECONDS: 'soon', DATABASE_URL: '' },
       encoding: 'utf8',
       timeout: 30_000,
@@ -107,7 +107,7 @@ describe('configuration', () => {
   });
 
   it('refuses DATABASE_URL without API_KEYS (demo keys are only for the embedded default)', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
       env: { ...process.env, DATABASE_URL: 'postgres://127.0.0.1:1/none', API_KEYS: '' },
       encoding: 'utf8',
       timeout: 30_000,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadWorkerConfig } from '../edge/config.js';
+import { ConfigError, loadConfig } from '../node/config.js';
+import { loadWorkerConfig } from '../edge/worker-config.js';
 
 const WORKER = { DATABASE_URL: 'postgres://u:p@db.example/neondb', API_KEYS: 'storefront:abcdefgh12,partner:partner1234' };
 

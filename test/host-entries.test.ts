@@ -4,8 +4,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import pino from 'pino';
 import { createTestDatabase } from './support/db.js';
-import { createApp } from '../edge/app.js';
-import { createMetrics } from '../orders/metrics.js';
+import { createApp } from '../app/app.js';
+import { createMetrics } from '../common/metrics.js';
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,7 @@ describe('npm run worker:sweeper', () => {
     const r = await tdb.db.query(`SELECT place_order('c', 'u', 'k', 'h', '[{"sku":"SW-1","quantity":1}]', 600, 24) AS r`);
     const orderId = r.rows[0].r.order.id;
     await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'edge/sweeper-cli.ts'], {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'node/sweeper-cli.ts'], {
       env: { ...process.env, DATABASE_URL: tdb.url, API_KEYS, SWEEP_INTERVAL_MS: '50', LOG_LEVEL: 'warn' },
       stdio: 'ignore',
     });
@@ -52,7 +52,7 @@ describe('npm run db:migrate', () => {
       const url = new URL(tdb.url);
       url.pathname = `/${name}`;
       const run = () =>
-        spawnSync(process.execPath, ['--import', 'tsx', 'edge/migrate-cli.ts'], {
+        spawnSync(process.execPath, ['--import', 'tsx', 'node/migrate-cli.ts'], {
           env: { ...process.env, DATABASE_URL: url.toString(), API_KEYS },
           encoding: 'utf8',
           timeout: 60_000,

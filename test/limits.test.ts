@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { KEYS, startTestApp } from './support/app.js';
-import { memoryRateLimitStore, rateLimit } from '../edge/rate-limit.js';
-import { redisRateLimitStore } from '../edge/rate-limit-redis.js';
+import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
+import { redisRateLimitStore } from '../node/rate-limit-redis.js';
 
 // Default limits except depth: the schema has no cycles, so no query can reach the default depth of 8; 4 shows the rule.
 const t = await startTestApp({ limits: { maxDepth: 4 } });

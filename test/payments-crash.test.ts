@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/db.js';
 import { startSandbox } from '../payments/sandbox-server.js';
-import { createMetrics } from '../orders/metrics.js';
+import { createMetrics } from '../common/metrics.js';
 import { sweepOnce } from '../orders/sweeper.js';
 import { placeOrder } from '../db/orders-store.js';
 
@@ -19,7 +19,7 @@ afterAll(async () => {
 
 /** `npm start` as a real child process on this file's database and the test's sandbox; resolves with its URL. */
 function startServer(extraEnv: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
     env: {
       ...process.env,
       NODE_ENV: 'test',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/db.js';
-import { createMetrics } from '../orders/metrics.js';
+import { createMetrics } from '../common/metrics.js';
 import { createOrders } from '../orders/orders.js';
 import { handlePaymentWebhook } from '../orders/payment-events.js';
 import { reconcileOnce } from '../orders/reconciler.js';

@@ -1,9 +1,11 @@
 import pino from 'pino';
 import { afterAll } from 'vitest';
-import { createApp, type AppDeps } from '../../edge/app.js';
+import { createApp, type AppDeps } from '../../app/app.js';
 import { createLivePubSub } from '../../subscriptions/pubsub.js';
-import { createMetrics } from '../../orders/metrics.js';
+import { createMetrics } from '../../common/metrics.js';
 import { persistedRequest } from './persisted.js';
+import { useManifestOperations } from '../../edge/use-manifest-operations.js';
+import { shippedManifest } from '../../edge/persisted-manifest.js';
 import { KEYS, TEST_API_KEYS } from './keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
@@ -41,6 +43,7 @@ export async function startTestApp(
     limits: settings.limits,
     production: settings.production,
     rateLimit: settings.rateLimit,
+    persistedOperations: (roleOf) => useManifestOperations({ manifest: shippedManifest, roleOf }),
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,

@@ -1,4 +1,4 @@
-import type { ApiKey } from '../../edge/config.js';
+import type { ApiKey } from '../../common/caller.js';
 
 /** The API keys of every test app and test worker. */
 export const KEYS = {

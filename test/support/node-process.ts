@@ -3,11 +3,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export type NodeProcess = { url: string; port: number; child: ChildProcess; output: () => string; stop: () => Promise<void> };
 
 /**
- * A real server process (`node --import tsx edge/node.ts`) with `env` on top of this one's, PORT=0; resolves when it
+ * A real server process (`node --import tsx node/start.ts`) with `env` on top of this one's, PORT=0; resolves when it
  * prints `lastunit listening on http://127.0.0.1:PORT/graphql`.
  * @example const a = await spawnNode({ DATABASE_URL, API_KEYS, REDIS_URL })
  */
-export async function spawnNode(env: Record<string, string>, script = 'edge/node.ts'): Promise<NodeProcess> {
+export async function spawnNode(env: Record<string, string>, script = 'node/start.ts'): Promise<NodeProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

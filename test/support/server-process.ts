@@ -3,12 +3,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export type ServerProcess = { url: string; port: number; stdout: () => string; proc: ChildProcess; stop: (signal?: NodeJS.Signals) => Promise<number | null> };
 
 /**
- * Starts the real Node host (`edge/node.ts`, what `npm start` runs) as a child process and waits for its
+ * Starts the real Node host (`node/start.ts`, what `npm start` runs) as a child process and waits for its
  * "lastunit listening on" line.
  * @example const s = await startServerProcess({ PORT: '0', DATA_DIR: dir })
  */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'edge/node.ts'], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,24 +1,24 @@
 import { Hono, type Context as HonoContext, type MiddlewareHandler } from 'hono';
-import { createYoga, type YogaLogger } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { schema } from '../schema/index.js';
-import type { Caller, Context } from '../schema/context.js';
+import type { Caller } from '../common/caller.js';
+import type { Context } from '../resolvers/context.js';
 import { createOrders } from '../orders/orders.js';
 import { createCatalog } from '../orders/catalog.js';
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import type { Db } from '../db/wrap-pool.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
 import { apiKeyAuth, createCallerLookup, type AuthVariables } from './api-keys.js';
-import type { ApiKey, Limits, Role } from './config.js';
+import type { ApiKey, Role } from '../common/caller.js';
+import type { Limits, OrderSettings } from '../common/config-fields.js';
+import type { AfterCommit } from '../common/after-commit.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';
 import { paymentWebhooks } from './payment-webhooks.js';
 import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
-import { useManifestOperations } from './use-manifest-operations.js';
-import { shippedManifest, type PersistedManifest } from './persisted-manifest.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
-import { edgeCache, type EdgeCacheOptions } from './edge-cache.js';
 
 type Env = { Variables: AuthVariables };
 
@@ -28,7 +28,7 @@ export type AppDeps = {
   metrics: Metrics;
   keys: ApiKey[];
   logger: YogaLogger;
-  settings: { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
+  settings: OrderSettings;
   limits?: Partial<Limits>;
   /** production: introspection off */
   production?: boolean;
@@ -40,13 +40,19 @@ export type AppDeps = {
   /** the Redis availability cache, when there is one (reads only) */
   cache?: ProductCache;
   /** told after a committed write that produced outbox rows (the debounced NOTIFY that wakes relays) */
-  onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
-  manifest?: PersistedManifest;
-  /** Node host: the per-key rate limit (edge/rate-limit.ts), run right after authentication */
+  onOutboxWritten?: AfterCommit;
+  /**
+   * The persisted operations both hosts serve (edge/use-manifest-operations.ts), as a Yoga plugin built from how this
+   * app knows a request's role; absent: documents only, for every role.
+   */
+  persistedOperations?: (roleOf: (request: Request) => Role | undefined) => Plugin;
+  /** Node host: the per-key rate limit (app/rate-limit.ts), run right after authentication */
   rateLimit?: MiddlewareHandler<Env>;
-  /** Workers host: the Cache API for persisted public GET queries */
-  edgeCache?: Pick<EdgeCacheOptions, 'ttlSeconds' | 'staleWhileRevalidateSeconds' | 'cache'>;
+  /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
+  graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
+
+// The HTTP surface both hosts share (Node: node/host.ts, Workers: edge/worker.ts); host-specific pieces come in as deps.
 
 /**
  * The HTTP surface shared by every host: /graphql (POST, and GET for queries), /healthz, /metrics,
@@ -55,7 +61,6 @@ export type AppDeps = {
  * @example const { app } = createApp(deps); serve({ fetch: app.fetch, port: 4000 })
  */
 export function createApp(deps: AppDeps) {
-  const manifest = deps.manifest ?? shippedManifest;
   const domainFor = (db: Db) => ({
     orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten }),
     catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten }),
@@ -76,7 +81,7 @@ export function createApp(deps: AppDeps) {
     batching: false,
     logging: deps.logger,
     plugins: [
-      useManifestOperations({ manifest, roleOf: (req) => roles.get(req) }),
+      ...(deps.persistedOperations ? [deps.persistedOperations((req) => roles.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
     ],
@@ -108,9 +113,7 @@ export function createApp(deps: AppDeps) {
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   if (deps.rateLimit) app.use('/graphql', deps.rateLimit);
   app.use('/graphql', refuseBatches());
-  if (deps.edgeCache) {
-    app.use('/graphql', edgeCache({ ...deps.edgeCache, isCacheable: (id) => !!manifest.operations[id]?.cacheable, origin: runYoga }));
-  }
+  if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 
   return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, live, lookupCaller: createCallerLookup(deps.keys) };

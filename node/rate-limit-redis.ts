@@ -1,6 +1,6 @@
 // Node host only (ioredis needs TCP): never import this from anything edge/worker.ts reaches.
 import type { Redis } from 'ioredis';
-import type { RateLimitStore } from './rate-limit.js';
+import type { RateLimitStore } from '../app/rate-limit.js';
 
 // INCR and set the expiry on the window's first hit, atomically: every instance counts in the same window.
 const HIT = `local n = redis.call('INCR', KEYS[1])

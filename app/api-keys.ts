@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
-import type { ApiKey } from './config.js';
-import type { Caller } from '../schema/context.js';
-import { sha256Hex } from '../orders/rules.js';
+import type { ApiKey } from '../common/caller.js';
+import type { Caller } from '../common/caller.js';
+import { sha256Hex } from '../common/hash.js';
 
 /** An API client's stable id: its role and a digest of its key (the key itself is never stored). */
 export async function clientIdFor(k: ApiKey): Promise<string> {

@@ -1,6 +1,6 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import type { Limits } from './config.js';
+import type { Limits } from '../common/config-fields.js';
 
 /** Stable codes of the operation-shape refusals, all answered with HTTP 400 (docs/edge.md, "Limits"). */
 export const LIMIT_CODES = {

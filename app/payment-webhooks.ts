@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Db } from '../db/pool.js';
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 import { handlePaymentWebhook } from '../orders/payment-events.js';
 import type { Processor } from '../payments/processor.js';
 

@@ -4,17 +4,20 @@ import path from 'node:path';
 import pino from 'pino';
 import { openDatabase } from './database.js';
 import { seedProducts } from '../db/catalog-store.js';
-import { createMetrics } from '../orders/metrics.js';
+import { createMetrics } from '../common/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
 import { startReconciler } from '../orders/reconciler.js';
-import { wirePayments } from './payment-processor.js';
-import { createApp } from './app.js';
-import { memoryRateLimitStore, rateLimit } from './rate-limit.js';
+import { wirePayments } from './payments.js';
+import { createApp } from '../app/app.js';
+import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
 import { redisRateLimitStore } from './rate-limit-redis.js';
-import { generateDemoKeys } from './api-keys.js';
-import { ConfigError, type ApiKey, type Config } from './config.js';
+import { generateDemoKeys } from '../app/api-keys.js';
+import { ConfigError, type Config } from './config.js';
+import type { ApiKey } from '../common/caller.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
 import { livePage } from './live-page.js';
+import { useManifestOperations } from '../edge/use-manifest-operations.js';
+import { shippedManifest } from '../edge/persisted-manifest.js';
 import { connectRedis } from '../subscriptions/redis.js';
 import { createLivePubSub } from '../subscriptions/pubsub.js';
 import { createAvailabilityCache } from '../subscriptions/availability-cache.js';
@@ -74,6 +77,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     keys,
     logger,
     graphiql: config.nodeEnv !== 'production',
+    persistedOperations: (roleOf) => useManifestOperations({ manifest: shippedManifest, roleOf }),
     production: config.nodeEnv === 'production',
     limits: config.limits,
     rateLimit: rateLimit({

@@ -4,7 +4,7 @@ import { createDb, type Db } from '../db/pool.js';
 import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres, type EmbeddedDb } from '../db/embedded.js';
 import type { Config } from './config.js';
-import type { Metrics } from '../orders/metrics.js';
+import type { Metrics } from '../common/metrics.js';
 
 /**
  * The database a host runs on: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR/pg; migrated.
