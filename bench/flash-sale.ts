@@ -1,4 +1,4 @@
-// `npm run bench`: the flash sale of ARCHITECTURE.md section 6. placeOrder over HTTP against the real server (a child
+// `npm run bench`: the flash sale of docs/architecture.md "How we prove it". placeOrder over HTTP against the real server (a child
 // process), and in the same run on the same database the bare single-statement claim (ceiling) and a naive
 // read-then-write (oversells), each as a hot SKU for a fixed time and as a flash sale of N buyers at M units.
 //   BENCH_BUYERS (2000) BENCH_UNITS (100) BENCH_CONCURRENCY (64) BENCH_DURATION_S (10), or --buyers= --units=

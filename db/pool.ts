@@ -10,7 +10,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export type DbOptions = { connectionString: string; max?: number; retry?: RetryOptions; applicationName?: string };
 
 /**
- * A `pg` pool wrapped with the retry policy of ARCHITECTURE.md section 2.
+ * A `pg` pool wrapped with the retry policy of docs/architecture.md.
  * @example const db = createDb({ connectionString: config.databaseUrl })
  */
 export function createDb(opts: DbOptions): Db {

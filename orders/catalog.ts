@@ -1,18 +1,16 @@
+// The catalog: products, their availability (read through the cache when there is one) and the admin stock operations.
 import * as store from '../db/catalog-store.js';
 import type { Availability, Product } from '../db/catalog-store.js';
 import type { Db } from '../db/pool.js';
-import type { DomainError } from './orders.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
+import type { AfterCommit } from '../common/after-commit.js';
+import { failed, type Result } from './errors.js';
 
 export type { Availability, Product };
-export type CatalogResult<T> = { ok: true; value: T } | { ok: false; errors: DomainError[] };
+export type CatalogResult<T> = Result<T>;
 
 const SKU = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const MAX_STOCK = 1_000_000_000;
-const fail = <T>(code: string, field: string[], message: string, sku?: string): CatalogResult<T> => ({
-  ok: false,
-  errors: [{ code, field: ['input', ...field], message, ...(sku ? { sku } : {}) }],
-});
 
 export type CatalogDeps = {
   db: Db;
@@ -20,7 +18,7 @@ export type CatalogDeps = {
   /** the Redis availability cache, when there is one: reads only (I10) */
   cache?: ProductCache;
   /** told after a committed write that produced outbox rows (wakes the relay) */
-  onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
+  onOutboxWritten?: AfterCommit;
 };
 
 /** The catalog: products, availability and the admin stock operations. */
@@ -51,36 +49,36 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       currencyCode: string;
       initialStock?: number | null;
     }): Promise<CatalogResult<Product>> {
-      if (!SKU.test(input.sku)) return fail('INVALID_INPUT', ['sku'], 'sku must be 1-64 letters, digits, dot, dash or underscore');
+      if (!SKU.test(input.sku)) return failed('INVALID_INPUT', 'sku must be 1-64 letters, digits, dot, dash or underscore', ['sku']);
       const name = input.name.trim();
-      if (name.length < 1 || name.length > 200) return fail('INVALID_INPUT', ['name'], 'name must be 1 to 200 characters');
+      if (name.length < 1 || name.length > 200) return failed('INVALID_INPUT', 'name must be 1 to 200 characters', ['name']);
       if (!Number.isInteger(input.priceAmount) || input.priceAmount < 0)
-        return fail('INVALID_INPUT', ['priceAmount'], 'priceAmount is in minor units and must be >= 0');
-      if (!/^[A-Z]{3}$/.test(input.currencyCode)) return fail('INVALID_INPUT', ['currencyCode'], 'currencyCode must be ISO 4217, e.g. USD');
+        return failed('INVALID_INPUT', 'priceAmount is in minor units and must be >= 0', ['priceAmount']);
+      if (!/^[A-Z]{3}$/.test(input.currencyCode)) return failed('INVALID_INPUT', 'currencyCode must be ISO 4217, e.g. USD', ['currencyCode']);
       const initialStock = input.initialStock ?? 0;
       if (!Number.isInteger(initialStock) || initialStock < 0 || initialStock > MAX_STOCK)
-        return fail('INVALID_INPUT', ['initialStock'], `initialStock must be between 0 and ${MAX_STOCK}`);
+        return failed('INVALID_INPUT', `initialStock must be between 0 and ${MAX_STOCK}`, ['initialStock']);
       const r = await store.createProduct(db, { sku: input.sku, name, priceAmount: input.priceAmount, currency: input.currencyCode, initialStock });
-      return r.ok ? { ok: true, value: r.product } : fail('INVALID_INPUT', ['sku'], `a product with SKU ${input.sku} already exists`, input.sku);
+      return r.ok ? { ok: true, value: r.product } : failed('INVALID_INPUT', `a product with SKU ${input.sku} already exists`, ['sku'], input.sku);
     },
 
     async restock(input: { sku: string; quantity: number }): Promise<CatalogResult<Availability>> {
       if (!Number.isInteger(input.quantity) || input.quantity < 1 || input.quantity > MAX_STOCK)
-        return fail('INVALID_INPUT', ['quantity'], `quantity must be between 1 and ${MAX_STOCK}`, input.sku);
+        return failed('INVALID_INPUT', `quantity must be between 1 and ${MAX_STOCK}`, ['quantity'], input.sku);
       const r = await store.restock(db, input.sku, input.quantity);
       if (r.ok) await onOutboxWritten([input.sku]);
-      return r.ok ? { ok: true, value: r.availability } : fail('UNKNOWN_SKU', ['sku'], `no product with SKU ${input.sku}`, input.sku);
+      return r.ok ? { ok: true, value: r.availability } : failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
     },
 
     async setStock(input: { sku: string; available: number; expectedAvailable?: number | null }): Promise<CatalogResult<Availability>> {
       if (!Number.isInteger(input.available) || input.available < 0 || input.available > MAX_STOCK)
-        return fail('INVALID_INPUT', ['available'], `available must be between 0 and ${MAX_STOCK}`, input.sku);
+        return failed('INVALID_INPUT', `available must be between 0 and ${MAX_STOCK}`, ['available'], input.sku);
       const r = await store.setStock(db, input.sku, input.available, input.expectedAvailable ?? null);
       if (r.ok) await onOutboxWritten([input.sku]);
       if (r.ok) return { ok: true, value: r.availability };
       if (r.code === 'STALE')
-        return fail('STALE', ['expectedAvailable'], `available is ${r.available}, not ${input.expectedAvailable}; read it again and retry`, input.sku);
-      return fail('UNKNOWN_SKU', ['sku'], `no product with SKU ${input.sku}`, input.sku);
+        return failed('STALE', `available is ${r.available}, not ${input.expectedAvailable}; read it again and retry`, ['expectedAvailable'], input.sku);
+      return failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
     },
   };
 }

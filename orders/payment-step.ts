@@ -17,7 +17,7 @@ export type PaymentDeps = { db: Db; metrics: Metrics; processor: Processor; sett
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * ARCHITECTURE.md section 2 step 4, after the hold committed (place_order left the key row PROCESSING):
+ * docs/architecture.md "The life of an order" step 3, after the hold committed (place_order left the key row PROCESSING):
  *   1. one short transaction: HELD -> AWAITING_PAYMENT while the hold is live, payment row PENDING (begin_payment);
  *   2. authorize with the order id as idempotency key, OUTSIDE any transaction, bounded by the processor's timeout;
  *   3. one short transaction: the outcome by guarded transition and the key row finished (complete_payment).

@@ -1,8 +1,9 @@
+// The pure rules of placing an order: input validation and the request fingerprint. Nothing here touches the database.
 import { sha256Hex } from '../common/hash.js';
+import { refuse, type DomainError } from './errors.js';
 
 export type LineInput = { sku: string; quantity: number };
 export type Limits = { maxLines: number; maxLineQuantity: number };
-export type InputError = { code: 'INVALID_INPUT'; field: string[]; message: string; sku?: string };
 
 export const MAX_KEY_LENGTH = 255;
 export const MAX_CUSTOMER_ID_LENGTH = 255;
@@ -11,10 +12,9 @@ export const MAX_CUSTOMER_ID_LENGTH = 255;
 export function validatePlaceOrder(
   input: { idempotencyKey: string; customerId: string; lines: LineInput[] },
   limits: Limits,
-): InputError[] {
-  const errors: InputError[] = [];
-  const err = (field: string[], message: string, sku?: string) =>
-    errors.push({ code: 'INVALID_INPUT', field: ['input', ...field], message, ...(sku ? { sku } : {}) });
+): DomainError[] {
+  const errors: DomainError[] = [];
+  const err = (path: string[], message: string, sku?: string) => errors.push(refuse('INVALID_INPUT', message, path, sku || null));
   if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > MAX_KEY_LENGTH)
     err(['idempotencyKey'], `idempotencyKey must be 1 to ${MAX_KEY_LENGTH} characters`);
   if (input.customerId.trim().length === 0 || input.customerId.length > MAX_CUSTOMER_ID_LENGTH)
@@ -40,16 +40,12 @@ export type PaymentInput = { provider: string; token: string };
 export const MAX_TOKEN_LENGTH = 255;
 
 /** Why a payment input is refused before anything is written; `provider` is the configured processor's name, if any. */
-export function validatePayment(payment: PaymentInput, provider: string | null): InputError[] {
-  const errors: InputError[] = [];
+export function validatePayment(payment: PaymentInput, provider: string | null): DomainError[] {
+  const errors: DomainError[] = [];
   if (provider === null || payment.provider !== provider)
-    errors.push({
-      code: 'INVALID_INPUT',
-      field: ['input', 'payment', 'provider'],
-      message: provider ? `payment provider must be "${provider}"` : 'payments are not configured on this server',
-    });
+    errors.push(refuse('INVALID_INPUT', provider ? `payment provider must be "${provider}"` : 'payments are not configured on this server', ['payment', 'provider']));
   if (payment.token.length === 0 || payment.token.length > MAX_TOKEN_LENGTH)
-    errors.push({ code: 'INVALID_INPUT', field: ['input', 'payment', 'token'], message: `token must be 1 to ${MAX_TOKEN_LENGTH} characters` });
+    errors.push(refuse('INVALID_INPUT', `token must be 1 to ${MAX_TOKEN_LENGTH} characters`, ['payment', 'token']));
   return errors;
 }
 

@@ -1,3 +1,4 @@
+// Access checks every resolver uses: which roles may run an operation.
 import { createGraphQLError } from 'graphql-yoga';
 import type { Role } from '../common/caller.js';
 import type { Context } from './context.js';

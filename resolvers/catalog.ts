@@ -1,44 +1,41 @@
+// Thin: GraphQL arguments -> one call into the catalog -> payload.
 import { createGraphQLError } from 'graphql-yoga';
 import type { Context } from './context.js';
-import type { Availability, CatalogResult, Product } from '../orders/catalog.js';
+import type { Availability, Product } from '../orders/catalog.js';
+import type { Result } from '../orders/errors.js';
 import { requireRole } from './auth.js';
+import { userErrorsOf } from './user-errors.js';
 
-export async function product(_: unknown, args: { sku: string }, ctx: Context): Promise<Product | null> {
-  const [p] = await ctx.catalog.findProducts([args.sku]);
+export async function product(ctx: Context, sku: string): Promise<Product | null> {
+  const [p] = await ctx.catalog.findProducts([sku]);
   return p ?? null;
 }
 
-export async function products(_: unknown, args: { skus: string[] }, ctx: Context): Promise<(Product | null)[]> {
-  if (args.skus.length > ctx.catalog.maxSkusPerQuery) {
+export async function products(ctx: Context, skus: string[]): Promise<(Product | null)[]> {
+  if (skus.length > ctx.catalog.maxSkusPerQuery) {
     throw createGraphQLError(`products takes at most ${ctx.catalog.maxSkusPerQuery} SKUs`, {
       extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
     });
   }
-  return ctx.catalog.findProducts(args.skus);
+  return ctx.catalog.findProducts(skus);
 }
 
-const payload = <T, K extends string>(key: K, r: CatalogResult<T>) =>
-  ({ [key]: r.ok ? r.value : null, userErrors: r.ok ? [] : r.errors }) as { [P in K]: T | null } & { userErrors: unknown[] };
+const productPayload = (r: Result<Product>) => ({ product: r.ok ? r.value : null, userErrors: userErrorsOf(r) });
+const stockPayload = (r: Result<Availability>) => ({ availability: r.ok ? r.value : null, userErrors: userErrorsOf(r) });
 
-export async function createProduct(
-  _: unknown,
-  args: { input: { sku: string; name: string; priceAmount: number; currencyCode: string; initialStock?: number | null } },
-  ctx: Context,
-) {
+type CatalogInput<K extends 'createProduct' | 'restock' | 'setStock'> = Parameters<Context['catalog'][K]>[0];
+
+export async function createProduct(ctx: Context, input: CatalogInput<'createProduct'>) {
   requireRole(ctx, 'admin');
-  return payload('product', await ctx.catalog.createProduct(args.input));
+  return productPayload(await ctx.catalog.createProduct(input));
 }
 
-export async function restock(_: unknown, args: { input: { sku: string; quantity: number } }, ctx: Context) {
+export async function restock(ctx: Context, input: CatalogInput<'restock'>) {
   requireRole(ctx, 'admin');
-  return payload<Availability, 'availability'>('availability', await ctx.catalog.restock(args.input));
+  return stockPayload(await ctx.catalog.restock(input));
 }
 
-export async function setStock(
-  _: unknown,
-  args: { input: { sku: string; available: number; expectedAvailable?: number | null } },
-  ctx: Context,
-) {
+export async function setStock(ctx: Context, input: CatalogInput<'setStock'>) {
   requireRole(ctx, 'admin');
-  return payload<Availability, 'availability'>('availability', await ctx.catalog.setStock(args.input));
+  return stockPayload(await ctx.catalog.setStock(input));
 }

@@ -1,30 +1,22 @@
+// Thin: GraphQL arguments -> one call into the order domain -> payload. Argument types come from the schema's Pothos
+// inputs, checked against the domain's input types where schema/order.ts calls these.
 import type { Context } from './context.js';
-import type { OrderRecord } from '../orders/orders.js';
+import type { OrderRecord, PlaceOrderInput, ReleaseInput } from '../orders/orders.js';
 import { requireRole } from './auth.js';
+import { userErrorsOf } from './user-errors.js';
 
-type LineArg = { sku: string; quantity: number };
-
-export async function order(_: unknown, args: { id: string | number }, ctx: Context): Promise<OrderRecord | null> {
-  return ctx.orders.getOrder(ctx.caller, String(args.id));
+export async function order(ctx: Context, id: string): Promise<OrderRecord | null> {
+  return ctx.orders.getOrder(ctx.caller, id);
 }
 
-export async function placeOrder(
-  _: unknown,
-  args: { input: { idempotencyKey: string; customerId: string | number; lines: LineArg[]; payment?: { provider: string; token: string } | null } },
-  ctx: Context,
-) {
+export async function placeOrder(ctx: Context, input: PlaceOrderInput) {
   requireRole(ctx, 'storefront', 'partner');
-  const { idempotencyKey, customerId, lines, payment } = args.input;
-  const r = await ctx.orders.placeOrder(ctx.caller, { idempotencyKey, customerId: String(customerId), lines, payment });
-  return { order: r.order, replayed: r.replayed, userErrors: r.ok ? [] : r.errors };
+  const r = await ctx.orders.placeOrder(ctx.caller, input);
+  return { order: r.order, replayed: r.replayed, userErrors: userErrorsOf(r) };
 }
 
-export async function releaseReservation(
-  _: unknown,
-  args: { input: { orderId: string | number; reason?: string | null } },
-  ctx: Context,
-) {
+export async function releaseReservation(ctx: Context, input: ReleaseInput) {
   requireRole(ctx, 'storefront', 'partner');
-  const r = await ctx.orders.releaseReservation(ctx.caller, { orderId: String(args.input.orderId), reason: args.input.reason });
-  return { order: r.order, userErrors: r.ok ? [] : r.errors };
+  const r = await ctx.orders.releaseReservation(ctx.caller, input);
+  return { order: r.order, userErrors: userErrorsOf(r) };
 }

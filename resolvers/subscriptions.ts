@@ -1,3 +1,4 @@
+// Thin: subscription arguments -> the host's pubsub streams, filtered to what the caller may see.
 import { createGraphQLError, filter, pipe } from 'graphql-yoga';
 import type { Context } from './context.js';
 import { toOrder, type OrderRecord } from '../orders/orders.js';
@@ -14,14 +15,14 @@ function liveOf(ctx: Context) {
   return ctx.live;
 }
 
-export function availabilityChanged(_: unknown, args: { skus: string[] }, ctx: Context): AsyncIterable<AvailabilityEvent> {
+export function availabilityChanged(ctx: Context, skus: string[]): AsyncIterable<AvailabilityEvent> {
   requireRole(ctx, 'storefront', 'admin');
-  if (args.skus.length === 0 || args.skus.length > ctx.catalog.maxSkusPerQuery) {
+  if (skus.length === 0 || skus.length > ctx.catalog.maxSkusPerQuery) {
     throw createGraphQLError(`availabilityChanged takes 1 to ${ctx.catalog.maxSkusPerQuery} SKUs`, {
       extensions: { code: 'BAD_USER_INPUT' },
     });
   }
-  return liveOf(ctx).subscribeMany('availability', args.skus);
+  return liveOf(ctx).subscribeMany('availability', skus);
 }
 
 export const toAvailability = (e: AvailabilityEvent): Availability => ({
@@ -33,11 +34,11 @@ export const toAvailability = (e: AvailabilityEvent): Availability => ({
 });
 
 /** An order's events, only for the API client that owns it: the event names its client, compared with the caller's. */
-export function orderStatusChanged(_: unknown, args: { orderId: string | number }, ctx: Context): AsyncIterable<OrderStatusEvent> {
+export function orderStatusChanged(ctx: Context, orderId: string): AsyncIterable<OrderStatusEvent> {
   requireRole(ctx, 'storefront', 'admin');
   const clientId = ctx.caller.clientId;
   return pipe(
-    liveOf(ctx).subscribe('order_status', String(args.orderId)),
+    liveOf(ctx).subscribe('order_status', orderId),
     filter((e: OrderStatusEvent) => e.clientId === clientId && e.order != null),
   );
 }

@@ -1,13 +1,14 @@
+// The Pothos builder: configuration only (plugins, context, scalars); every type lives in its own file.
 import SchemaBuilder from '@pothos/core';
 import type { Context } from '../resolvers/context.js';
 
-/** The Pothos builder: configuration only; every type lives in its own file. */
 export const builder = new SchemaBuilder<{
   Context: Context;
-  Scalars: { DateTime: { Input: Date; Output: Date | string } };
+  // ID inputs arrive as strings (graphql-js's ID parses an integer literal to its string form)
+  Scalars: { DateTime: { Input: Date; Output: Date | string }; ID: { Input: string; Output: string } };
   DefaultFieldNullability: false;
 }>({
-  // Output fields are non-null unless a field says otherwise: the contract of ARCHITECTURE.md section 4.
+  // Output fields are non-null unless a field says otherwise: the contract of docs/api.md.
   defaultFieldNullability: false,
 });
 

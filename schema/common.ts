@@ -1,5 +1,7 @@
+// Types every other schema file uses: Money, ErrorCode and UserError.
 import { builder } from './builder.js';
-import type { DomainError } from '../orders/orders.js';
+import { ERROR_CODES } from '../orders/errors.js';
+import type { UserErrorShape } from '../resolvers/user-errors.js';
 
 export type MoneyShape = { amount: number; currencyCode: string };
 
@@ -11,32 +13,18 @@ export const Money = builder.objectRef<MoneyShape>('Money').implement({
   }),
 });
 
-export const ERROR_CODES = [
-  'SOLD_OUT',
-  'INSUFFICIENT_STOCK',
-  'UNKNOWN_SKU',
-  'INVALID_INPUT',
-  'IDEMPOTENCY_KEY_REUSED',
-  'IN_PROGRESS',
-  'PAYMENT_DECLINED',
-  'RESERVATION_EXPIRED',
-  'ALREADY_FINAL',
-  'PAYMENT_IN_FLIGHT',
-  'NOT_FOUND',
-  'STALE',
-] as const;
-
 export const ErrorCode = builder.enumType('ErrorCode', {
   description: 'Stable codes for expected failures; clients branch on these, never on messages.',
-  values: Object.fromEntries(ERROR_CODES.map((c) => [c, { value: c }])) as Record<(typeof ERROR_CODES)[number], { value: (typeof ERROR_CODES)[number] }>,
+  // derived from the domain's one list of codes (orders/errors.ts)
+  values: ERROR_CODES,
 });
 
-export const UserError = builder.objectRef<DomainError>('UserError').implement({
+export const UserError = builder.objectRef<UserErrorShape>('UserError').implement({
   description: 'An expected failure, returned as data. Nothing was written unless the payload says otherwise.',
   fields: (t) => ({
-    code: t.field({ type: ErrorCode, description: 'What went wrong, as a stable code.', resolve: (e) => e.code as any }),
+    code: t.field({ type: ErrorCode, description: 'What went wrong, as a stable code.', resolve: (e) => e.code }),
     field: t.exposeStringList('field', { nullable: true, description: 'Path to the input field at fault, e.g. ["input","lines","0","quantity"].' }),
     message: t.exposeString('message', { description: 'A sentence for humans; may change between versions.' }),
-    sku: t.string({ nullable: true, description: 'The SKU concerned, when there is one.', resolve: (e) => e.sku ?? null }),
+    sku: t.exposeString('sku', { nullable: true, description: 'The SKU concerned, when there is one.' }),
   }),
 });

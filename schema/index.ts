@@ -4,5 +4,5 @@ import './product.js';
 import './order.js';
 import './subscription.js';
 
-/** The public GraphQL schema (ARCHITECTURE.md section 4). */
+/** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

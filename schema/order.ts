@@ -1,10 +1,13 @@
+// The Order type, its inputs and payloads, and the root fields that return them.
 import { builder } from './builder.js';
 import { Money, UserError } from './common.js';
 import type { OrderRecord } from '../orders/orders.js';
+import { rejectionOf } from '../orders/errors.js';
+import { toUserError } from '../resolvers/user-errors.js';
 import * as r from '../resolvers/orders.js';
 
 const OrderStatus = builder.enumType('OrderStatus', {
-  description: 'Where an order is in its life (ARCHITECTURE.md section 2).',
+  description: 'Where an order is in its life (docs/architecture.md, "The life of an order").',
   values: {
     PROCESSING: { description: 'The first request with this key is still running.' },
     RESERVED: { description: 'Units are held for this order until reservation.expiresAt.' },
@@ -43,7 +46,7 @@ export const Order = builder.objectRef<OrderRecord>('Order').implement({
     lines: t.field({ type: [OrderLine], resolve: (o) => o.lines.map((l) => ({ ...l, currency: o.currency })) }),
     total: t.field({ type: Money, resolve: (o) => ({ amount: o.totalAmount, currencyCode: o.currency }) }),
     reservation: t.field({ type: Reservation, nullable: true, resolve: (o) => o.reservation }),
-    rejection: t.field({ type: UserError, nullable: true, description: 'Why the order was rejected.', resolve: (o) => o.rejection }),
+    rejection: t.field({ type: UserError, nullable: true, description: 'Why the order was rejected.', resolve: (o) => { const e = rejectionOf(o); return e && toUserError(e); } }),
     createdAt: t.field({ type: 'DateTime', resolve: (o) => o.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (o) => o.updatedAt }),
   }),
@@ -55,7 +58,7 @@ builder.queryField('order', (t) =>
     nullable: true,
     description: 'One of your orders by id; null if it does not exist or another client placed it.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: r.order,
+    resolve: (_root, args, ctx) => r.order(ctx, args.id),
   }),
 );
 
@@ -66,7 +69,7 @@ const OrderLineInput = builder.inputType('OrderLineInput', {
   }),
 });
 const PaymentInput = builder.inputType('PaymentInput', {
-  description: 'Pay while placing: the units are held first, then the payment is authorized (ARCHITECTURE.md section 2 step 4).',
+  description: 'Pay while placing: the units are held first, then the payment is authorized (docs/architecture.md, "The life of an order", step 3).',
   fields: (t) => ({
     provider: t.string({ required: true, description: 'The configured processor: "sandbox" (default) or "stripe".' }),
     token: t.string({
@@ -90,10 +93,10 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
     }),
   }),
 });
-const PlaceOrderPayload = builder.objectRef<{ order: OrderRecord | null; userErrors: unknown[]; replayed: boolean }>('PlaceOrderPayload').implement({
+const PlaceOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.placeOrder>>>('PlaceOrderPayload').implement({
   fields: (t) => ({
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
     replayed: t.exposeBoolean('replayed', { description: 'True when this answer is a replay of an earlier request with the same key.' }),
   }),
 });
@@ -101,10 +104,10 @@ const PlaceOrderPayload = builder.objectRef<{ order: OrderRecord | null; userErr
 const ReleaseReservationInput = builder.inputType('ReleaseReservationInput', {
   fields: (t) => ({ orderId: t.id({ required: true }), reason: t.string({ required: false }) }),
 });
-const ReleaseReservationPayload = builder.objectRef<{ order: OrderRecord | null; userErrors: unknown[] }>('ReleaseReservationPayload').implement({
+const ReleaseReservationPayload = builder.objectRef<Awaited<ReturnType<typeof r.releaseReservation>>>('ReleaseReservationPayload').implement({
   fields: (t) => ({
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
   }),
 });
 
@@ -113,12 +116,12 @@ builder.mutationFields((t) => ({
     type: PlaceOrderPayload,
     description: 'Claim units for an order, all lines or none. Idempotent by (client, customerId, idempotencyKey).',
     args: { input: t.arg({ type: PlaceOrderInput, required: true }) },
-    resolve: r.placeOrder as any,
+    resolve: (_root, { input }, ctx) => r.placeOrder(ctx, input),
   }),
   releaseReservation: t.field({
     type: ReleaseReservationPayload,
     description: 'Give held units back. Idempotent: releasing twice returns the same order.',
     args: { input: t.arg({ type: ReleaseReservationInput, required: true }) },
-    resolve: r.releaseReservation as any,
+    resolve: (_root, { input }, ctx) => r.releaseReservation(ctx, input),
   }),
 }));

@@ -1,3 +1,4 @@
+// The Product and Availability types, the admin stock mutations and the root fields that return them.
 import { builder } from './builder.js';
 import { Money, UserError } from './common.js';
 import type { Availability as AvailabilityShape, Product as ProductShape } from '../orders/catalog.js';
@@ -34,14 +35,14 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One product by SKU, or null if there is none.',
     args: { sku: t.arg.string({ required: true }) },
-    resolve: r.product,
+    resolve: (_root, args, ctx) => r.product(ctx, args.sku),
   }),
   products: t.field({
     type: [Product],
     nullable: { list: false, items: true },
     description: 'Products by SKU, in the order asked; null where a SKU is unknown. At most 100 SKUs.',
     args: { skus: t.arg.stringList({ required: true }) },
-    resolve: r.products,
+    resolve: (_root, args, ctx) => r.products(ctx, args.skus),
   }),
 }));
 
@@ -55,10 +56,10 @@ const CreateProductInput = builder.inputType('CreateProductInput', {
     initialStock: t.int({ required: false, description: 'Units available at once (default 0).' }),
   }),
 });
-const CreateProductPayload = builder.objectRef<{ product: ProductShape | null; userErrors: unknown[] }>('CreateProductPayload').implement({
+const CreateProductPayload = builder.objectRef<Awaited<ReturnType<typeof r.createProduct>>>('CreateProductPayload').implement({
   fields: (t) => ({
     product: t.field({ type: Product, nullable: true, resolve: (p) => p.product }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
   }),
 });
 
@@ -75,10 +76,10 @@ const SetStockInput = builder.inputType('SetStockInput', {
   }),
 });
 const StockPayload = (name: string) =>
-  builder.objectRef<{ availability: AvailabilityShape | null; userErrors: unknown[] }>(name).implement({
+  builder.objectRef<Awaited<ReturnType<typeof r.restock>>>(name).implement({
     fields: (t) => ({
       availability: t.field({ type: Availability, nullable: true, resolve: (p) => p.availability }),
-      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors as any }),
+      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
     }),
   });
 const RestockPayload = StockPayload('RestockPayload');
@@ -89,18 +90,18 @@ builder.mutationFields((t) => ({
     type: CreateProductPayload,
     description: 'Admin: create a product with its opening stock.',
     args: { input: t.arg({ type: CreateProductInput, required: true }) },
-    resolve: r.createProduct,
+    resolve: (_root, { input }, ctx) => r.createProduct(ctx, input),
   }),
   restock: t.field({
     type: RestockPayload,
     description: 'Admin: add units to available.',
     args: { input: t.arg({ type: RestockInput, required: true }) },
-    resolve: r.restock,
+    resolve: (_root, { input }, ctx) => r.restock(ctx, input),
   }),
   setStock: t.field({
     type: SetStockPayload,
     description: 'Admin: set available, optionally only if it still equals expectedAvailable (answers STALE otherwise).',
     args: { input: t.arg({ type: SetStockInput, required: true }) },
-    resolve: r.setStock,
+    resolve: (_root, { input }, ctx) => r.setStock(ctx, input),
   }),
 }));

@@ -1,3 +1,4 @@
+// The live events: availability per SKU and one order's status, served over graphql-ws by the Node host.
 import { builder } from './builder.js';
 import { Availability } from './product.js';
 import { Order } from './order.js';
@@ -11,7 +12,7 @@ builder.subscriptionFields((t) => ({
       'so the last unit held for one shopper arrives as soldOut: true. Delivered at least once, in version order per SKU ' +
       'as committed; drop an event whose version is not above the last one you kept.',
     args: { skus: t.arg.stringList({ required: true, description: 'The SKUs to watch.' }) },
-    subscribe: r.availabilityChanged,
+    subscribe: (_root, args, ctx) => r.availabilityChanged(ctx, args.skus),
     resolve: r.toAvailability,
   }),
   orderStatusChanged: t.field({
@@ -20,7 +21,7 @@ builder.subscriptionFields((t) => ({
       'Every change of one of your orders (placed, released, expired, paid...). Another client\'s order never sends ' +
       'anything. The order is as read when the change was relayed; drop an event whose updatedAt is older than one you have.',
     args: { orderId: t.arg.id({ required: true, description: 'The order to watch.' }) },
-    subscribe: r.orderStatusChanged,
+    subscribe: (_root, args, ctx) => r.orderStatusChanged(ctx, args.orderId),
     resolve: r.orderFromEvent,
   }),
 }));

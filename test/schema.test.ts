@@ -7,7 +7,7 @@ describe('the public GraphQL contract', () => {
     await expect(printSchema(lexicographicSortSchema(schema))).toMatchFileSnapshot('./__snapshots__/schema.graphql');
   });
 
-  it('keeps the names of ARCHITECTURE.md section 4', () => {
+  it('keeps the names of docs/api.md', () => {
     const sdl = printSchema(schema);
     for (const needle of [
       'product(sku: String!): Product',
@@ -26,7 +26,7 @@ describe('the public GraphQL contract', () => {
     }
   });
 
-  it('has the subscriptions of ARCHITECTURE.md section 4', () => {
+  it('has the subscriptions of docs/api.md', () => {
     const fields = schema.getSubscriptionType()!.getFields();
     const signature = (name: string) => {
       const f = fields[name]!;
