@@ -3,9 +3,19 @@ import type { ApiKey } from '../common/caller.js';
 import type { Caller } from '../common/caller.js';
 import { sha256Hex } from '../common/hash.js';
 
-/** An API client's stable id: its role and a digest of its key (the key itself is never stored). */
+/**
+ * An API client's stable id: its configured name (`role:client:key`), which survives key rotation, or else its role and
+ * a digest of its key (the key itself is never stored).
+ */
 export async function clientIdFor(k: ApiKey): Promise<string> {
-  return `${k.role}_${(await sha256Hex(k.key)).slice(0, 16)}`;
+  return k.client ?? `${k.role}_${(await sha256Hex(k.key)).slice(0, 16)}`;
+}
+
+/** Equal in time independent of where two equal-length digests first differ. */
+function sameDigest(a: string, b: string): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < a.length && i < b.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /** Random demo keys for the embedded default, one per role. */
@@ -22,13 +32,18 @@ export type AuthVariables = { caller: Caller };
  * @example const caller = await lookupCaller('Bearer lu_storefront_...')
  */
 export function createCallerLookup(keys: ApiKey[]): (keyOrHeader: string | undefined | null) => Promise<Caller | undefined> {
-  let byKey: Promise<Map<string, Caller>> | undefined;
-  const lookup = () =>
-    (byKey ??= Promise.all(keys.map(async (k) => [k.key, { clientId: await clientIdFor(k), role: k.role }] as const)).then((e) => new Map(e)));
+  let known: Promise<{ digest: string; caller: Caller }[]> | undefined;
+  const table = () =>
+    (known ??= Promise.all(keys.map(async (k) => ({ digest: await sha256Hex(k.key), caller: { clientId: await clientIdFor(k), role: k.role } }))));
   return async (keyOrHeader) => {
     if (!keyOrHeader) return undefined;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(keyOrHeader);
-    return (await lookup()).get(m ? m[1]! : keyOrHeader.trim());
+    // Compared as digests, against every key, without stopping at the first match: the time taken tells nothing
+    // about how much of a guessed key was right.
+    const digest = await sha256Hex(m ? m[1]! : keyOrHeader.trim());
+    let found: Caller | undefined;
+    for (const k of await table()) if (sameDigest(k.digest, digest) && !found) found = k.caller;
+    return found;
   };
 }
 

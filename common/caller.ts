@@ -5,8 +5,14 @@
 export const ROLES = ['storefront', 'partner', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** One configured API key. */
-export type ApiKey = { role: Role; key: string };
+/**
+ * One configured API key. `client` names the API client the key belongs to (`role:client:key` in API_KEYS): a rotated
+ * key of the same client keeps its orders and idempotency keys. Without it the client is derived from the key itself.
+ */
+export type ApiKey = { role: Role; key: string; client?: string };
+
+/** A client name: lowercase letters, digits, dot and dash (no underscore, so it never looks like a derived id). */
+export const CLIENT_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/;
 
 /** Who is calling: set from the API key before GraphQL runs. `clientId` scopes orders and idempotency keys. */
 export type Caller = { clientId: string; role: Role };

@@ -1,7 +1,7 @@
 // The pieces of configuration both hosts read (Node: node/config.ts, Workers: edge/worker-config.ts): one parser per
 // kind of value, the request limits, and one error type listing every problem at once.
 import { z } from 'zod';
-import { ROLES, type ApiKey, type Role } from './caller.js';
+import { CLIENT_NAME, ROLES, type ApiKey, type Role } from './caller.js';
 
 /** A configuration problem; the message lists every bad variable by name. Entries exit with code 2. */
 export class ConfigError extends Error {}
@@ -20,26 +20,33 @@ export const int = (min: number, def: number) =>
       return Number(v);
     });
 
-/** `role:key` entries, comma-separated. */
+/**
+ * API keys, comma-separated: `role:client:key` (the client's name survives key rotation) or `role:key` (the client is
+ * derived from the key; such a key may not contain ':'). A bad entry is reported by its position, never echoed: it
+ * may hold a secret.
+ */
 export const apiKeys = z
   .string()
   .optional()
   .transform((v, ctx): ApiKey[] | undefined => {
     if (v === undefined || v.trim() === '') return undefined;
     const out: ApiKey[] = [];
-    for (const part of v.split(',').map((s) => s.trim()).filter(Boolean)) {
-      const i = part.indexOf(':');
-      const role = part.slice(0, i) as Role;
-      const key = part.slice(i + 1);
-      if (i < 1 || !ROLES.includes(role) || key.length < 8) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `entries must be role:key with role one of ${ROLES.join('/')} and a key of 8+ characters, got "${part}"`,
-        });
-        return z.NEVER;
+    const parts = v.split(',').map((s) => s.trim()).filter(Boolean);
+    parts.forEach((part, i) => {
+      const bits = part.split(':');
+      const role = bits[0] as Role;
+      const client = bits.length >= 3 ? bits[1]! : undefined;
+      const key = bits.length >= 3 ? bits.slice(2).join(':') : (bits[1] ?? '');
+      const problems: string[] = [];
+      if (!ROLES.includes(role)) problems.push(`the role must be one of ${ROLES.join('/')}`);
+      if (client !== undefined && !CLIENT_NAME.test(client)) problems.push('the client name must be 1-63 lowercase letters, digits, dot or dash');
+      if (key.length < 8) problems.push('the key must have 8+ characters');
+      if (problems.length) {
+        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} of ${parts.length} is not role:client:key or role:key: ${problems.join('; ')}` });
+        return;
       }
-      out.push({ role, key });
-    }
+      out.push(client ? { role, client, key } : { role, key });
+    });
     return out;
   });
 

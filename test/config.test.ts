@@ -50,6 +50,29 @@ describe('configuration', () => {
     ]);
   });
 
+  it('parses role:client:key, naming the client a rotated key keeps', () => {
+    expect(loadConfig({ API_KEYS: 'storefront:acme-shop:old_key_123,storefront:acme-shop:new_key_456,admin:ops:k:with:colons' }).apiKeys).toEqual([
+      { role: 'storefront', client: 'acme-shop', key: 'old_key_123' },
+      { role: 'storefront', client: 'acme-shop', key: 'new_key_456' },
+      { role: 'admin', client: 'ops', key: 'k:with:colons' },
+    ]);
+  });
+
+  it('names a malformed API_KEYS entry by its position and never prints the key in it', () => {
+    const secret = 'live_sk_9f8e7d6c5b4a';
+    for (const bad of [`storefrnt:${secret}`, `storefront:Bad_Client:${secret}`, 'admin:short']) {
+      let message = '';
+      try {
+        loadConfig({ API_KEYS: `admin:fine_admin_key_1,${bad}` });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/API_KEYS: entry 2 of 2 is not role:client:key/);
+      expect(message).not.toContain(secret);
+      expect(message).not.toContain('short');
+    }
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['HOLD_TTL_SECONDS', '0'],

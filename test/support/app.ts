@@ -23,7 +23,7 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  */
 export async function startTestApp(
   settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> &
-    Pick<AppDeps, 'limits' | 'production' | 'rateLimit'> = {},
+    Partial<Pick<AppDeps, 'limits' | 'production' | 'rateLimit' | 'keys'>> = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
   live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
@@ -36,7 +36,7 @@ export async function startTestApp(
   const { app } = createApp({
     db: tdb.db,
     metrics,
-    keys: API_KEYS,
+    keys: settings.keys ?? API_KEYS,
     logger: pino({ level: 'silent' }),
     pubsub: createLivePubSub(), // the Node host's default; live(metrics) may replace it
     ...live(metrics),
