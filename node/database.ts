@@ -27,15 +27,8 @@ export async function openDatabase(config: Config, logger: Logger, metrics?: Met
     max: poolSize,
     retry: metrics ? { onRetry: (reason) => metrics.txRetries.inc({ reason }) } : {},
   });
-  try {
-    const applied = await migrate(db);
-    if (applied.length) logger.info({ applied }, 'migrations applied');
-  } catch (err) {
-    // The caller exits on this error: the embedded PostgreSQL must not outlive us holding DATA_DIR/pg.
-    await db.end().catch(() => {});
-    await embedded?.stop().catch(() => {});
-    throw err;
-  }
+  const applied = await migrate(db);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
   return {
     db,
     url,
