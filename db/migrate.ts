@@ -1,32 +1,129 @@
+// Brings a database to this code's schema: pending table migrations (append-only, checksummed), then every SQL function.
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { Db } from './pool.js';
 
-const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const DB_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(DB_DIR);
+export const MIGRATIONS_DIR = path.join(DB_DIR, 'migrations');
+export const FUNCTIONS_DIR = path.join(DB_DIR, 'functions');
 const LOCK_ID = 727_001; // pg_advisory_xact_lock key: one migrator at a time across processes
+// How long a migrator waits for another one to finish. The pool's lock_timeout / statement_timeout are sized for
+// requests; a second host starting while the first migrates must wait for it, not fail.
+const LOCK_WAIT = '300s';
 
 /**
- * Applies every `db/migrations/NNN_name.sql` not yet recorded, in name order, each in its own transaction.
+ * The database and the migration files disagree: nothing was changed, and nothing should start on this database.
+ * Its message says everything (which file, why, what to do), so it carries no stack: a start-up failure prints one
+ * clear line instead of a trace through this file.
+ */
+export class MigrationRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationRefused';
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
+type SqlFile = { name: string; shown: string; sql: string; checksum: string };
+
+/** A file as the user knows it: repository-relative when inside the repository (db/migrations/0001_schema.sql). */
+function shown(file: string): string {
+  const rel = path.relative(ROOT, file);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
+}
+
+/** Every `.sql` file of `dir` in name order, with the sha256 of its text (line endings normalised, so a CRLF checkout matches). */
+async function readSqlFolder(dir: string): Promise<SqlFile[]> {
+  const names = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const file = path.join(dir, name);
+      const sql = (await readFile(file, 'utf8')).replace(/\r\n/g, '\n');
+      return { name, shown: shown(file), sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+/** Runs one file's SQL; a failure names the file (the error object is kept, so its SQLSTATE still drives retries). */
+async function runFile(tx: { query: Db['query'] }, f: SqlFile): Promise<void> {
+  try {
+    await tx.query(f.sql);
+  } catch (err) {
+    if (err instanceof Error) err.message = `${f.shown}: ${err.message}`;
+    throw err;
+  }
+}
+
+/**
+ * Applies every pending `db/migrations/NNNN_name.sql` in name order, recording each with its sha256, then re-applies every
+ * `db/functions/*.sql` in name order. All of it is ONE transaction under one advisory lock taken first, so concurrent
+ * migrators queue (the second finds nothing to do) and a failure leaves the database as it was. Refuses (MigrationRefused,
+ * nothing changed) when an applied migration's file was edited or is missing. `dirs` exists for tests.
+ * Returns the names of the table migrations applied by this call (functions are re-applied on every call, so not listed).
  * @example const applied = await migrate(db)
  */
-export async function migrate(db: Db): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
-  const applied: string[] = [];
-  await db.query(
-    `CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-  );
-  for (const name of files) {
-    const sql = await readFile(path.join(MIGRATIONS_DIR, name), 'utf8');
-    const didApply = await db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
-      const done = await tx.query('SELECT 1 FROM schema_migrations WHERE name = $1', [name]);
-      if (done.rowCount) return false;
-      await tx.query(sql);
-      await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);
-      return true;
-    });
-    if (didApply) applied.push(name);
-  }
-  return applied;
+export async function migrate(db: Db, dirs: { migrations?: string; functions?: string } = {}): Promise<string[]> {
+  const migrationsDir = dirs.migrations ?? MIGRATIONS_DIR;
+  const migrations = await readSqlFolder(migrationsDir);
+  const functions = await readSqlFolder(dirs.functions ?? FUNCTIONS_DIR);
+  return db.transaction(async (tx) => {
+    const timeouts = (
+      await tx.query<{ lock: string; statement: string }>(
+        `SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS statement`,
+      )
+    ).rows[0]!;
+    await tx.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)`, [LOCK_WAIT]);
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
+    await tx.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`, [
+      timeouts.lock,
+      timeouts.statement,
+    ]);
+
+    // Under the lock, so two migrators of an empty database cannot both create it (the second used to fail with 23505).
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         name        text PRIMARY KEY,
+         checksum    text NOT NULL,
+         applied_at  timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    // to_jsonb: a schema_migrations of the pre-checksum migrator (no such column) reads as null instead of failing here,
+    // so its rows meet the clear refusals below.
+    const { rows } = await tx.query<{ name: string; checksum: string | null }>(
+      `SELECT m.name, to_jsonb(m)->>'checksum' AS checksum FROM schema_migrations m ORDER BY m.name`,
+    );
+    const files = new Map(migrations.map((m) => [m.name, m]));
+    for (const r of rows) {
+      const f = files.get(r.name);
+      if (!f) {
+        throw new MigrationRefused(
+          `${shown(path.join(migrationsDir, r.name))} is recorded as applied in schema_migrations, but the file is missing; ` +
+            `this database was migrated by other code (a newer version, or a pre-release schema): run the code that ` +
+            `matches it, or migrate a new database`,
+        );
+      }
+      if (r.checksum !== f.checksum) {
+        throw new MigrationRefused(
+          `${f.shown} was edited after it was applied (checksum ${r.checksum ?? 'none'} recorded, ${f.checksum} now); ` +
+            `migrations are append-only: restore the file and add a new file instead`,
+        );
+      }
+    }
+
+    const recorded = new Set(rows.map((r) => r.name));
+    const applied: string[] = [];
+    for (const m of migrations) {
+      if (recorded.has(m.name)) continue;
+      await runFile(tx, m);
+      await tx.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [m.name, m.checksum]);
+      applied.push(m.name);
+    }
+    // Always, not only when their checksum changed: a few milliseconds per start buy a database whose functions are
+    // exactly these files even after a hand edit or a DROP (docs/database.md, "Functions").
+    for (const f of functions) await runFile(tx, f);
+    return applied;
+  });
 }

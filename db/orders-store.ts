@@ -55,7 +55,7 @@ export type PlaceOrderArgs = {
 };
 
 /**
- * placeOrder's whole transaction as one statement (`place_order()` in 001_core.sql): key row, claims in SKU order
+ * placeOrder's whole transaction as one statement (`place_order()` in db/functions/020_place-order.sql): key row, claims in SKU order
  * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
  */
 export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
@@ -76,7 +76,7 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
 }
 
 /**
- * Several single-line orders for ONE SKU in one transaction (`place_orders()` in 005_claim_batches.sql): each is
+ * Several single-line orders for ONE SKU in one transaction (`place_orders()` in db/functions/020_place-order.sql): each is
  * place_order as above, but they share one commit. Answers come back in request order.
  */
 export async function placeOrders(

@@ -13,7 +13,7 @@ function parse(r: any): any {
   return r;
 }
 
-/** HELD -> AWAITING_PAYMENT with a deadline and a PENDING payment row (begin_payment, 002_payments.sql). One statement. */
+/** HELD -> AWAITING_PAYMENT with a deadline and a PENDING payment row (begin_payment, db/functions/040_payments.sql). One statement. */
 export async function beginPayment(
   db: Db,
   orderId: string,

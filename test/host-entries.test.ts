@@ -59,14 +59,14 @@ describe('npm run db:migrate', () => {
         });
       const first = run();
       expect(first.status).toBe(0);
-      expect(first.stdout).toMatch(/001_core\.sql/);
+      expect(first.stdout).toMatch(/0001_schema\.sql/);
       const second = run();
       expect(second.status).toBe(0);
-      expect(second.stdout).not.toMatch(/001_core\.sql/);
+      expect(second.stdout).not.toMatch(/0001_schema\.sql/);
       const c = new pg.Client({ connectionString: url.toString() });
       await c.connect();
       const { rows } = await c.query(`SELECT name FROM schema_migrations ORDER BY name`);
-      expect(rows.map((r) => r.name)).toContain('001_core.sql');
+      expect(rows.map((r) => r.name)).toContain('0001_schema.sql');
       await c.end();
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

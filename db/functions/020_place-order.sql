@@ -1,142 +1,17 @@
--- Core tables of ARCHITECTURE.md section 3. The constraints here ARE the invariants; application code only asks.
-
-CREATE TABLE products (
-  sku           text PRIMARY KEY CHECK (sku ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$'),
-  name          text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
-  price_amount  integer NOT NULL CHECK (price_amount >= 0),
-  currency      char(3) NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
-  created_at    timestamptz NOT NULL DEFAULT now()
-);
-
--- I1: no column may go negative, whatever the application asks.
-CREATE TABLE inventory (
-  sku         text PRIMARY KEY REFERENCES products (sku),
-  available   integer NOT NULL DEFAULT 0 CHECK (available >= 0),
-  reserved    integer NOT NULL DEFAULT 0 CHECK (reserved >= 0),
-  sold        integer NOT NULL DEFAULT 0 CHECK (sold >= 0),
-  version     bigint NOT NULL DEFAULT 1,  -- grows on every change; events carry it so clients drop stale ones
-  updated_at  timestamptz NOT NULL DEFAULT now()
-);
-
-CREATE TABLE orders (
-  id            uuid PRIMARY KEY,
-  client_id     text NOT NULL,
-  customer_id   text NOT NULL,
-  status        text NOT NULL CHECK (status IN ('PROCESSING','RESERVED','AWAITING_PAYMENT','CONFIRMED','REJECTED','CANCELLED','EXPIRED')),
-  total_amount  integer NOT NULL CHECK (total_amount >= 0),
-  currency      char(3) NOT NULL,
-  rejection     jsonb,
-  created_at    timestamptz NOT NULL DEFAULT now(),
-  updated_at    timestamptz NOT NULL DEFAULT now()
-);
-CREATE INDEX orders_client_idx ON orders (client_id, created_at);
-
-CREATE TABLE order_lines (
-  order_id     uuid NOT NULL REFERENCES orders (id),
-  sku          text NOT NULL REFERENCES products (sku),
-  quantity     integer NOT NULL CHECK (quantity > 0),
-  unit_amount  integer NOT NULL CHECK (unit_amount >= 0),
-  PRIMARY KEY (order_id, sku)
-);
-
-CREATE TABLE reservations (
-  id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-  order_id          uuid NOT NULL REFERENCES orders (id),
-  sku               text NOT NULL REFERENCES products (sku),
-  quantity          integer NOT NULL CHECK (quantity > 0),
-  state             text NOT NULL CHECK (state IN ('HELD','AWAITING_PAYMENT','SOLD','RELEASED','EXPIRED')),
-  expires_at        timestamptz NOT NULL,
-  payment_deadline  timestamptz,
-  released_reason   text,
-  updated_at        timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (order_id, sku)
-);
--- The sweeper's scan: only live holds, oldest expiry first.
-CREATE INDEX reservations_held_expiry_idx ON reservations (expires_at) WHERE state = 'HELD';
-
--- I4: one key (scoped to client + customer) is one row, so it can create at most one order.
-CREATE TABLE idempotency_keys (
-  client_id     text NOT NULL,
-  customer_id   text NOT NULL,
-  key           text NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
-  request_hash  text NOT NULL,
-  order_id      uuid,
-  state         text NOT NULL CHECK (state IN ('PROCESSING','DONE')),
-  response      jsonb,
-  created_at    timestamptz NOT NULL DEFAULT now(),
-  expires_at    timestamptz NOT NULL,
-  PRIMARY KEY (client_id, customer_id, key)
-);
-CREATE INDEX idempotency_keys_expiry_idx ON idempotency_keys (expires_at);
-
--- I8: an event's id is written in the same transaction as its effect.
-CREATE TABLE processed_events (
-  source        text NOT NULL,
-  event_id      text NOT NULL,
-  processed_at  timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (source, event_id)
-);
-
--- I9: the transactional outbox. A row is written in the same transaction as the change it announces.
-CREATE TABLE outbox (
-  id             bigserial PRIMARY KEY,
-  topic          text NOT NULL,
-  aggregate_key  text NOT NULL,
-  payload        jsonb NOT NULL,
-  created_at     timestamptz NOT NULL DEFAULT now(),
-  published_at   timestamptz
-);
-CREATE INDEX outbox_unpublished_idx ON outbox (id) WHERE published_at IS NULL;
-
--- Availability events for SKUs this transaction changed (their rows are already locked by it, so this reads its own write).
-CREATE FUNCTION emit_availability(p_skus text[]) RETURNS void
-LANGUAGE sql AS $$
-  INSERT INTO outbox (topic, aggregate_key, payload)
-  SELECT 'availability', i.sku,
-         jsonb_build_object('sku', i.sku, 'available', i.available, 'soldOut', i.available = 0,
-                            'version', i.version, 'updatedAt', i.updated_at)
-    FROM inventory i WHERE i.sku = ANY (p_skus) ORDER BY i.sku
-$$;
-
--- An order-status event (the owner's client id rides along so subscriptions deliver it only to that client).
-CREATE FUNCTION emit_order_status(p_order_ids uuid[]) RETURNS void
-LANGUAGE sql AS $$
-  INSERT INTO outbox (topic, aggregate_key, payload)
-  SELECT 'order_status', o.id::text,
-         jsonb_build_object('orderId', o.id, 'clientId', o.client_id, 'status', o.status, 'updatedAt', o.updated_at)
-    FROM orders o WHERE o.id = ANY (p_order_ids)
-$$;
-
--- The order as the API shows it, built in one place so every path answers the same shape.
-CREATE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object(
-    'id', o.id, 'status', o.status, 'customerId', o.customer_id,
-    'totalAmount', o.total_amount, 'currency', o.currency, 'rejection', o.rejection,
-    'createdAt', o.created_at, 'updatedAt', o.updated_at,
-    'lines', COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount) ORDER BY l.sku)
-                        FROM order_lines l WHERE l.order_id = o.id), '[]'::jsonb),
-    'reservation', (SELECT jsonb_build_object(
-                      'state', CASE WHEN bool_or(r.state = 'HELD') THEN 'HELD'
-                                    WHEN bool_or(r.state = 'AWAITING_PAYMENT') THEN 'AWAITING_PAYMENT'
-                                    ELSE min(r.state) END,
-                      'expiresAt', min(r.expires_at))
-                    FROM reservations r WHERE r.order_id = o.id HAVING count(*) > 0))
-  FROM orders o WHERE o.id = p_order_id
-$$;
+-- placeOrder: the key row, the order and its claims in one round trip, for one order or a coalesced batch (I3, I4, I5).
 
 -- placeOrder in one round trip (ARCHITECTURE.md section 2, steps 1-3), in two phases so that a transaction placing
--- several orders (005_claim_batches.sql) can take every key row before any inventory row lock.
+-- several orders (place_orders below) can take every key row before any inventory row lock.
 --
 -- Phase 1, prepare_order: everything that takes no inventory lock. Validation reads, the key row (I4, I5), and the
 -- order, lines, hold and order-status event, all written before the claim (step 3: the claim as late as it can be).
 -- Returns a final answer {kind: unknown_sku | mixed_currency | total_too_large | reused | in_progress | replayed, ...}
 -- or {kind: 'prepared', ...} carrying what phase 2 needs.
 --   p_payment: a payment follows: the key row stays PROCESSING so a concurrent retry answers IN_PROGRESS while the
---              payment step runs; the payment step finishes the key (finish_key, 002_payments.sql).
+--              payment step runs; the payment step finishes the key (finish_key, 040_payments.sql).
 --   p_recovery_seconds: a key PROCESSING for longer than this (its request died between the hold and the
 --              authorization), or whose order is already final, is finished and replayed, never executed again.
-CREATE FUNCTION prepare_order(
+CREATE OR REPLACE FUNCTION prepare_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL
@@ -224,7 +99,7 @@ $$;
 -- the commit hold the inventory row lock. A rejected claim takes no lock; the prepared order is then corrected to
 -- REJECTED (recorded, so a retry with the same key replays the rejection). Returns the order document order_json()
 -- would build, from what it already knows (no re-read).
-CREATE FUNCTION claim_order(p jsonb) RETURNS jsonb
+CREATE OR REPLACE FUNCTION claim_order(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_order_id   uuid := (p->>'orderId')::uuid;
@@ -295,7 +170,7 @@ END
 $$;
 
 -- placeOrder for one order: both phases in one statement, one round trip.
-CREATE FUNCTION place_order(
+CREATE OR REPLACE FUNCTION place_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL
@@ -312,92 +187,32 @@ BEGIN
 END
 $$;
 
--- Moves the units of the given (already locked) orders' reservations in state p_from to p_to: SOLD moves them
--- reserved -> sold, anything else (RELEASED, EXPIRED) reserved -> available. Inventory rows are locked in SKU order,
--- as every writer does, so this cannot deadlock with placeOrder. Returns the SKUs whose stock moved.
-CREATE FUNCTION move_reserved_units(p_order_ids uuid[], p_from text, p_to text, p_reason text) RETURNS text[]
+-- Coalesced claims (ARCHITECTURE.md section 5, "may coalesce concurrent claims for one SKU into one statement").
+-- Several single-line orders for ONE SKU are placed in one transaction. Each still goes through prepare_order and
+-- claim_order (its own key row, its own conditional UPDATE: I3, I4, I5 unchanged), but they share one commit, so the
+-- hot row lock is held for one WAL flush instead of one per order.
+-- Lock order: phase 1 (key rows, in key order) for every request before any claim, so this transaction never waits for
+-- a key row while it holds the inventory row; the callers batch only orders for the same single SKU, so a batch locks
+-- exactly one inventory row and cannot deadlock with writers that lock in SKU order.
+-- p_requests: jsonb array of {clientId, customerId, key, hash, lines}; returns the answers in the same order.
+CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_skus text[];
-  v_qtys integer[];
+  v_req      record;
+  v_n        integer := jsonb_array_length(p_requests);
+  v_prepared jsonb[] := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
+  v_out      jsonb := '[]'::jsonb;
 BEGIN
-  -- I6: only reservations still in p_from move; a second caller finds none.
-  WITH moved AS (
-    UPDATE reservations SET state = p_to, released_reason = p_reason, updated_at = now()
-     WHERE order_id = ANY (p_order_ids) AND state = p_from
-    RETURNING sku, quantity)
-  SELECT array_agg(sku ORDER BY sku), array_agg(q ORDER BY sku) INTO v_skus, v_qtys
-    FROM (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku) s;
-  -- I2: the same units leave reserved and enter sold or available, in this transaction.
-  FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
-    UPDATE inventory
-       SET reserved = reserved - v_qtys[i],
-           sold = sold + CASE WHEN p_to = 'SOLD' THEN v_qtys[i] ELSE 0 END,
-           available = available + CASE WHEN p_to = 'SOLD' THEN 0 ELSE v_qtys[i] END,
-           version = version + 1, updated_at = now()
-     WHERE sku = v_skus[i];
+  FOR v_req IN
+    SELECT e.value AS r, e.n FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
+     ORDER BY e.value->>'clientId', e.value->>'customerId', e.value->>'key'
+  LOOP
+    v_prepared[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
+                                         v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours);
   END LOOP;
-  IF v_skus IS NOT NULL AND p_to <> 'SOLD' THEN PERFORM emit_availability(v_skus); END IF;  -- I9: available changed
-  RETURN v_skus;
-END
-$$;
-
--- Moves the live (HELD) holds of the given, already locked, orders back to available and announces the orders' status.
-CREATE FUNCTION return_held_units(p_order_ids uuid[], p_state text, p_reason text) RETURNS integer
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_skus text[] := move_reserved_units(p_order_ids, 'HELD', p_state, p_reason);
-BEGIN
-  PERFORM emit_order_status(p_order_ids);  -- I9
-  RETURN coalesce(array_length(v_skus, 1), 0);
-END
-$$;
-
--- releaseReservation in one round trip. Lock order everywhere: order row, its reservations, inventory in SKU order.
--- Returns {kind: released | noop | already_final | payment_in_flight | not_found, order}.
-CREATE FUNCTION release_order(p_client_id text, p_order_id uuid, p_reason text) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_status text;
-BEGIN
-  SELECT status INTO v_status FROM orders WHERE id = p_order_id AND client_id = p_client_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN jsonb_build_object('kind', 'not_found');
-  END IF;
-  IF v_status = 'RESERVED' THEN
-    UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = p_order_id;
-    PERFORM return_held_units(ARRAY[p_order_id], 'RELEASED', coalesce(p_reason, 'released by customer'));
-    RETURN jsonb_build_object('kind', 'released', 'order', order_json(p_order_id));
-  END IF;
-  RETURN jsonb_build_object(
-    'kind', CASE v_status WHEN 'CONFIRMED' THEN 'already_final'
-                          WHEN 'AWAITING_PAYMENT' THEN 'payment_in_flight'
-                          WHEN 'PROCESSING' THEN 'payment_in_flight'
-                          ELSE 'noop' END,
-    'order', order_json(p_order_id));
-END
-$$;
-
--- The sweeper's batch: orders whose holds are past expires_at, locked with SKIP LOCKED so many sweepers (and a racing
--- releaseReservation) never free a unit twice. Only HELD holds are candidates: AWAITING_PAYMENT is never swept (I7).
-CREATE FUNCTION expire_due_holds(p_limit integer) RETURNS TABLE (order_id uuid, units integer)
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_ids uuid[];
-BEGIN
-  -- Candidates come from the due-holds index without locking; only order rows are locked, FOR UPDATE SKIP LOCKED
-  -- with the LIMIT, so two sweepers take disjoint batches and neither waits for the other. Reservations are then
-  -- locked by return_held_units after their order: the lock order every writer uses (no deadlock cycle).
-  SELECT array_agg(o.id) INTO v_ids FROM (
-    SELECT o.id FROM orders o
-     WHERE o.status = 'RESERVED'
-       AND o.id IN (SELECT r.order_id FROM reservations r WHERE r.state = 'HELD' AND r.expires_at <= now())
-     LIMIT p_limit
-     FOR UPDATE SKIP LOCKED) o;
-  IF v_ids IS NULL THEN RETURN; END IF;
-  UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = ANY (v_ids);
-  PERFORM return_held_units(v_ids, 'EXPIRED', 'hold expired');
-  RETURN QUERY SELECT r.order_id, sum(r.quantity)::integer FROM reservations r
-                WHERE r.order_id = ANY (v_ids) GROUP BY r.order_id;
+  FOR i IN 1 .. v_n LOOP
+    v_out := v_out || jsonb_build_array(CASE WHEN v_prepared[i]->>'kind' = 'prepared' THEN claim_order(v_prepared[i]) ELSE v_prepared[i] END);
+  END LOOP;
+  RETURN v_out;
 END
 $$;

@@ -2,47 +2,11 @@
 -- or the reconciler moves AWAITING_PAYMENT holds by guarded transitions (I6); only the processor's answer releases them (I7);
 -- every webhook has its effect once (I8). Lock order everywhere: order row, its reservations, inventory in SKU order, payments.
 
--- One row per authorization attempt. The order id is the processor-side idempotency key, so attempt 1 is the only one today.
-CREATE TABLE payments (
-  id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-  order_id       uuid NOT NULL REFERENCES orders (id),
-  attempt        integer NOT NULL DEFAULT 1 CHECK (attempt > 0),
-  provider       text NOT NULL,
-  provider_ref   text,
-  state          text NOT NULL CHECK (state IN ('PENDING','UNKNOWN','AUTHORIZED','DECLINED','NOT_FOUND')),
-  amount         integer NOT NULL CHECK (amount >= 0),
-  currency       char(3) NOT NULL,
-  reason         text,
-  requested_at   timestamptz NOT NULL DEFAULT now(),
-  deadline_at    timestamptz NOT NULL,
-  outcome_at     timestamptz,
-  next_check_at  timestamptz NOT NULL,   -- the reconciler's clock: deadline first, then lease / backoff
-  checks         integer NOT NULL DEFAULT 0,
-  UNIQUE (order_id, attempt)
-);
--- The reconciler's scan: payments still waiting for an answer.
-CREATE INDEX payments_open_idx ON payments (next_check_at) WHERE state IN ('PENDING','UNKNOWN');
-
--- A success that lost the race to a release: the money must go back, once (UNIQUE per order).
-CREATE TABLE compensations (
-  id           bigserial PRIMARY KEY,
-  order_id     uuid NOT NULL UNIQUE REFERENCES orders (id),
-  provider     text NOT NULL,
-  provider_ref text,
-  state        text NOT NULL DEFAULT 'PENDING' CHECK (state IN ('PENDING','DONE')),
-  attempts     integer NOT NULL DEFAULT 0,
-  lease_until  timestamptz,
-  last_error   text,
-  created_at   timestamptz NOT NULL DEFAULT now(),
-  done_at      timestamptz
-);
-CREATE INDEX compensations_pending_idx ON compensations (id) WHERE state = 'PENDING';
-
--- place_order takes p_payment and p_recovery_seconds (001_core.sql): with a payment the key row stays PROCESSING
+-- place_order takes p_payment and p_recovery_seconds (020_place-order.sql): with a payment the key row stays PROCESSING
 -- until the payment step finishes it (finish_key below).
 
 -- Stores the latest answer on an order's key row; p_done finishes it (retries then replay instead of IN_PROGRESS).
-CREATE FUNCTION finish_key(p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_done boolean) RETURNS void
+CREATE OR REPLACE FUNCTION finish_key(p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_done boolean) RETURNS void
 LANGUAGE sql AS $$
   UPDATE idempotency_keys
      SET state = CASE WHEN p_done THEN 'DONE' ELSE state END,
@@ -52,13 +16,13 @@ $$;
 
 -- Moves the AWAITING_PAYMENT holds of one (already locked) order to p_state: SOLD moves units reserved -> sold,
 -- RELEASED / EXPIRED move them reserved -> available. Inventory rows in SKU order, as everywhere.
-CREATE FUNCTION settle_awaiting_units(p_order_id uuid, p_state text, p_reason text) RETURNS integer
+CREATE OR REPLACE FUNCTION settle_awaiting_units(p_order_id uuid, p_state text, p_reason text) RETURNS integer
 LANGUAGE sql AS $$
   SELECT coalesce(array_length(move_reserved_units(ARRAY[p_order_id], 'AWAITING_PAYMENT', p_state, p_reason), 1), 0)
 $$;
 -- The step between the hold and the authorization (one short transaction): HELD -> AWAITING_PAYMENT only while the
 -- hold is still live, with a payment deadline and a PENDING payment row. Returns {kind: awaiting | not_held, order}.
-CREATE FUNCTION begin_payment(
+CREATE OR REPLACE FUNCTION begin_payment(
   p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_provider text, p_deadline_seconds integer
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
@@ -94,7 +58,7 @@ $$;
 -- Applies a payment outcome to an order by guarded transitions (I6, I7). Used by placeOrder, webhooks and the reconciler.
 -- p_outcome: approved | declined | unknown | not_found.
 -- Returns {kind: confirmed | rejected | expired | unknown | compensate | noop, order}.
-CREATE FUNCTION apply_payment_outcome(p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION apply_payment_outcome(p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_status text;
@@ -151,7 +115,7 @@ $$;
 
 -- A webhook in one transaction: the event id and its effect commit together or not at all (I8).
 -- Returns {kind: duplicate} or the result of apply_payment_outcome.
-CREATE FUNCTION apply_payment_event(p_source text, p_event_id text, p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text)
+CREATE OR REPLACE FUNCTION apply_payment_event(p_source text, p_event_id text, p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -165,7 +129,7 @@ $$;
 
 -- placeOrder's last payment step (one transaction): the outcome by guarded transition, then the key row finished,
 -- so a retry with the same key replays the current order and never authorizes again.
-CREATE FUNCTION complete_payment(
+CREATE OR REPLACE FUNCTION complete_payment(
   p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_outcome text, p_provider_ref text, p_reason text
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$

@@ -1,0 +1,48 @@
+-- The outbox writers and the order document every path answers with (I9). db/functions/ holds every SQL function.
+--
+-- How this folder works: migrate re-applies EVERY file here, in file-name order, after the table migrations
+-- (db/migrations/), on every run, so a function change is an edit of its file, no new migration. Each file is
+-- plain `CREATE OR REPLACE FUNCTION` statements. A LANGUAGE sql function is checked when it is created, so what it calls
+-- must come earlier (an earlier file, or higher in its file); plpgsql bodies are resolved when they run.
+-- CREATE OR REPLACE cannot change a function's argument types (that makes a second overload), its return type (nor the
+-- columns of RETURNS TABLE), the names of its parameters, nor remove a default: a change of signature must drop the old
+-- one first, in the same file, just above the new definition:  DROP FUNCTION IF EXISTS name(old arg types);
+-- (after the first run the old signature is gone, so the line is a no-op; it stays for databases not yet migrated).
+-- Never put CREATE TABLE / ALTER TABLE here (test/migrations.test.ts checks both folders).
+
+-- Availability events for SKUs this transaction changed (their rows are already locked by it, so this reads its own write).
+CREATE OR REPLACE FUNCTION emit_availability(p_skus text[]) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  SELECT 'availability', i.sku,
+         jsonb_build_object('sku', i.sku, 'available', i.available, 'soldOut', i.available = 0,
+                            'version', i.version, 'updatedAt', i.updated_at)
+    FROM inventory i WHERE i.sku = ANY (p_skus) ORDER BY i.sku
+$$;
+
+-- An order-status event (the owner's client id rides along so subscriptions deliver it only to that client).
+CREATE OR REPLACE FUNCTION emit_order_status(p_order_ids uuid[]) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  SELECT 'order_status', o.id::text,
+         jsonb_build_object('orderId', o.id, 'clientId', o.client_id, 'status', o.status, 'updatedAt', o.updated_at)
+    FROM orders o WHERE o.id = ANY (p_order_ids)
+$$;
+
+-- The order as the API shows it, built in one place so every path answers the same shape.
+CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'id', o.id, 'status', o.status, 'customerId', o.customer_id,
+    'totalAmount', o.total_amount, 'currency', o.currency, 'rejection', o.rejection,
+    'createdAt', o.created_at, 'updatedAt', o.updated_at,
+    'lines', COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount) ORDER BY l.sku)
+                        FROM order_lines l WHERE l.order_id = o.id), '[]'::jsonb),
+    'reservation', (SELECT jsonb_build_object(
+                      'state', CASE WHEN bool_or(r.state = 'HELD') THEN 'HELD'
+                                    WHEN bool_or(r.state = 'AWAITING_PAYMENT') THEN 'AWAITING_PAYMENT'
+                                    ELSE min(r.state) END,
+                      'expiresAt', min(r.expires_at))
+                    FROM reservations r WHERE r.order_id = o.id HAVING count(*) > 0))
+  FROM orders o WHERE o.id = p_order_id
+$$;
