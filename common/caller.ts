@@ -1,8 +1,11 @@
 // Who is calling: the roles an API key can carry and the caller the edge derives from it. Every layer that checks
 // access (app, resolvers, graphql-ws) shares these types, so they live on the ground floor.
 
-/** Roles an API key can carry (docs/api.md, "Who may call what"). */
-export const ROLES = ['storefront', 'partner', 'admin'] as const;
+/**
+ * Roles an API key can carry (docs/api.md, "Who may call what"): `public` keys live in browsers (publishable),
+ * `storefront` keys on a shop's servers (secret), `partner` keys run persisted operations only, `admin` keys run the shop.
+ */
+export const ROLES = ['public', 'storefront', 'partner', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
 /**
