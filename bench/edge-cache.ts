@@ -8,12 +8,11 @@ import { seedProducts } from '../db/catalog-store.js';
 import { startLocalWorker, type LocalWorker } from '../kit/worker.js';
 import { persistedRequest } from '../kit/persisted.js';
 import { KEYS } from '../kit/keys.js';
+import { percentile } from '../kit/stats.js';
 
 const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_EDGE_CONCURRENCY ?? 16);
 const SKUS = Array.from({ length: 10 }, (_, i) => `BENCH-${i}`);
-
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 async function run(label: string, w: LocalWorker) {
   const states: Record<string, number> = {};
@@ -47,8 +46,8 @@ async function run(label: string, w: LocalWorker) {
     'hit rate': `${((100 * served) / REQUESTS).toFixed(1)}%`,
     'HIT/STALE/MISS': `${states.HIT ?? 0}/${states.STALE ?? 0}/${states.MISS ?? 0}`,
     'db connections': w.bridge.stats.connections - connectionsBefore,
-    'p50 ms': +pct(latencies, 50).toFixed(2),
-    'p99 ms': +pct(latencies, 99).toFixed(2),
+    'p50 ms': +percentile(latencies, 50).toFixed(2),
+    'p99 ms': +percentile(latencies, 99).toFixed(2),
   };
 }
 

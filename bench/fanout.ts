@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { createBenchDatabase } from './database.js';
+import { percentile } from '../kit/stats.js';
 
 const num = (name: string, def: number) => {
   const v = Number(process.env[name] ?? def);
@@ -73,8 +74,6 @@ function subscriber(host: string, onEvent: (at: number, data: any) => void) {
   });
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
 async function main() {
   const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   const server = await startServer(db.url);
@@ -124,7 +123,7 @@ async function main() {
       [
         `fan-out: ${SUBSCRIBERS} subscribers x ${sold} sales (burst in ${salesMs} ms, concurrency ${CONCURRENCY})${process.env.REDIS_URL ? ', Redis pubsub' : ', in-process pubsub'}`,
         `  deliveries   ${lags.length} of ${expected}${lags.length < expected ? ` (INCOMPLETE after ${TIMEOUT_S} s)` : ''}`,
-        `  lag (commit -> delivery, ms)  p50 ${pct(sorted, 50)}  p99 ${pct(sorted, 99)}  max ${sorted.at(-1)}`,
+        `  lag (commit -> delivery, ms)  p50 ${percentile(sorted, 50)}  p99 ${percentile(sorted, 99)}  max ${sorted.at(-1)}`,
         `  deliveries/s ${Math.round(lags.length / seconds)}  (first sale to last delivery: ${Math.round(seconds * 1000)} ms)`,
         '  commit time = the event\'s updatedAt (the claiming transaction\'s timestamp); client and server share this machine\'s clock',
       ].join('\n'),

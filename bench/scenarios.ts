@@ -5,7 +5,8 @@ import { createProduct, runPlaceOrderLoad, type HttpOutcome } from './http-load.
 import { ceilingClaim, naiveClaim, runPgLoad } from './pg-load.js';
 import type { Mode, ScenarioResult } from './report.js';
 import type { ServerProcess } from './server.js';
-import { mergeOutcome, newOutcome, round, type LoadOutcome } from './stats.js';
+import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
+import { round } from '../kit/stats.js';
 import { baselineFacts, conserved, lastunitFacts, oversoldFromInventory, waitForQuiet } from './verify.js';
 
 export type ScenarioContext = {
