@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runScript, spawnServer } from '../kit/server.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
@@ -20,7 +21,7 @@ describe('npm run worker:sweeper', () => {
     await tdb.db.query(`INSERT INTO inventory (sku, available) VALUES ('SW-1', 1)`);
     const r = await tdb.db.query(`SELECT place_order('c', 'u', 'k', 'h', '[{"sku":"SW-1","quantity":1}]', 600, 24) AS r`);
     const orderId = r.rows[0].r.order.id;
-    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
+    await makeHoldsOverdue(tdb.db, { orderIds: [orderId] });
     // LOG_LEVEL info: its ready line is the log line 'sweeper running'
     const sweeper = await spawnServer({
       script: 'node/sweeper-cli.ts',

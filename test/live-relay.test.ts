@@ -7,6 +7,7 @@ import { createLivePubSub, type AvailabilityEvent } from '../subscriptions/pubsu
 import { relayOnce } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
 import { sweepOnce } from '../orders/sweeper.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const hasRedis = await redisAvailable();
 const t = await startTestApp({ poolSize: 12 });
@@ -41,7 +42,7 @@ describe('the outbox relay', () => {
     await t.gql(`mutation { restock(input: { sku: "REL-A", quantity: 3 }) { userErrors { code } } }`, {}, KEYS.admin);
     await t.gql(`mutation { setStock(input: { sku: "REL-A", available: 4 }) { userErrors { code } } }`, {}, KEYS.admin);
     const second = await t.placeOrder({ idempotencyKey: 'rel-a2', lines: [{ sku: 'REL-A', quantity: 4 }] });
-    await t.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [second.order!.id]);
+    await makeHoldsOverdue(t.db, { orderIds: [second.order!.id] });
     await sweepOnce(t.db, t.metrics);
     await tick();
     expect(await relay()).toBeGreaterThanOrEqual(8);

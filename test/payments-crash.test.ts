@@ -5,6 +5,7 @@ import { startSandbox } from '../payments/sandbox-server.js';
 import { createMetrics } from '../common/metrics.js';
 import { sweepOnce } from '../orders/sweeper.js';
 import { placeOrder } from '../db/orders-store.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const SECRET = 'whsec_crash_test';
 const KEY = 'storefront:crash_test_storefront_key';
@@ -92,7 +93,7 @@ describe('a crash between the hold and the authorization', () => {
     const id = (r as { order: { id: string } }).order.id;
     const retryNow = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
     expect(retryNow.kind).toBe('in_progress');
-    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [id]);
+    await makeHoldsOverdue(tdb.db, { orderIds: [id] });
     expect(await sweepOnce(tdb.db, createMetrics())).toBe(1);
     expect(await inventory('CRASH-2')).toEqual({ available: 1, reserved: 0, sold: 0 });
     const retryLater = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
