@@ -5,17 +5,16 @@
 import { createDb } from '../db/pool.js';
 import { createBenchDatabase } from './database.js';
 import { seedProducts } from '../db/catalog-store.js';
-import { startTestWorker, type TestWorker } from '../test/support/worker.js';
-import { persistedRequest } from '../test/support/persisted.js';
-import { KEYS } from '../test/support/keys.js';
+import { startLocalWorker, type LocalWorker } from '../kit/worker.js';
+import { persistedRequest } from '../kit/persisted.js';
+import { KEYS } from '../kit/keys.js';
+import { percentile } from '../kit/stats.js';
 
 const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_EDGE_CONCURRENCY ?? 16);
 const SKUS = Array.from({ length: 10 }, (_, i) => `BENCH-${i}`);
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-async function run(label: string, w: TestWorker) {
+async function run(label: string, w: LocalWorker) {
   const states: Record<string, number> = {};
   const latencies: number[] = [];
   let next = 0;
@@ -47,21 +46,21 @@ async function run(label: string, w: TestWorker) {
     'hit rate': `${((100 * served) / REQUESTS).toFixed(1)}%`,
     'HIT/STALE/MISS': `${states.HIT ?? 0}/${states.STALE ?? 0}/${states.MISS ?? 0}`,
     'db connections': w.bridge.stats.connections - connectionsBefore,
-    'p50 ms': +pct(latencies, 50).toFixed(2),
-    'p99 ms': +pct(latencies, 99).toFixed(2),
+    'p50 ms': +percentile(latencies, 50).toFixed(2),
+    'p99 ms': +percentile(latencies, 99).toFixed(2),
   };
 }
 
 async function main() {
   const scratch = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
-  const workers: TestWorker[] = [];
+  const workers: LocalWorker[] = [];
   try {
     const db = createDb({ connectionString: scratch.url, max: 2 });
     await seedProducts(db, SKUS.map((sku) => ({ sku, name: `Bench ${sku}`, priceAmount: 1000, currency: 'USD', initialStock: 100 })));
     await db.end();
-    const cached = await startTestWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '2', EDGE_CACHE_SWR_SECONDS: '10' }, name: 'bench-cached' });
+    const cached = await startLocalWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '2', EDGE_CACHE_SWR_SECONDS: '10' }, name: 'bench-cached' });
     workers.push(cached);
-    const uncached = await startTestWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '0' }, name: 'bench-uncached' });
+    const uncached = await startLocalWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '0' }, name: 'bench-uncached' });
     workers.push(uncached);
     console.log(`edge cache bench: ${REQUESTS} availability reads over ${SKUS.length} SKUs, ${CONCURRENCY} in flight, workerd via miniflare`);
     const rows = [await run('uncached (TTL 0)', uncached), await run('edge cache (TTL 2s, SWR 10s)', cached)];

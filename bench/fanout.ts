@@ -4,10 +4,11 @@
 // Env: DATABASE_URL (a server; the bench creates and drops its own database on it; embedded PostgreSQL when absent),
 //      REDIS_URL (optional: Redis pubsub), SUBSCRIBERS (2000), SALES (50), CONCURRENCY (20), TIMEOUT_S (90),
 //      FANOUT_SERVER_NODE_ARGS (extra node flags for the server, e.g. --cpu-prof).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { createBenchDatabase } from './database.js';
+import { percentile } from '../kit/stats.js';
+import { spawnServer } from '../kit/server.js';
 
 const num = (name: string, def: number) => {
   const v = Number(process.env[name] ?? def);
@@ -22,22 +23,14 @@ const KEY = `bench_storefront_${randomBytes(6).toString('hex')}`;
 const ADMIN = `bench_admin_${randomBytes(6).toString('hex')}`;
 const SKU = 'FANOUT-1';
 
-function startServer(databaseUrl: string) {
-  // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
-  const extra = (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'node/start.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'warn', API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+async function startServer(databaseUrl: string) {
+  const server = await spawnServer({
+    env: { DATABASE_URL: databaseUrl, API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20' },
+    // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+    nodeArgs: (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    onUnexpectedExit: (why) => console.error(why),
   });
-  return new Promise<{ url: string; stop: () => void }>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\/graphql/.exec(out);
-      if (m) resolve({ url: `127.0.0.1:${m[1]}`, stop: () => child.kill('SIGTERM') });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
+  return { ...server, host: `127.0.0.1:${server.port}` };
 }
 
 /** One GraphQL request; a request that failed in transit (e.g. a reused keep-alive socket reset) is sent again,
@@ -73,14 +66,12 @@ function subscriber(host: string, onEvent: (at: number, data: any) => void) {
   });
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
 async function main() {
   const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   const server = await startServer(db.url);
   const sockets: WebSocket[] = [];
   try {
-    const created = await gql(server.url, ADMIN, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
+    const created = await gql(server.host, ADMIN, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
       i: { sku: SKU, name: 'Fan-out bench', priceAmount: 100, currencyCode: 'USD', initialStock: SALES },
     });
     if (created.errors || created.data.createProduct.userErrors.length) throw new Error(JSON.stringify(created));
@@ -94,7 +85,7 @@ async function main() {
     };
     const t0 = Date.now();
     for (let i = 0; i < SUBSCRIBERS; i += 100) {
-      sockets.push(...(await Promise.all(Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => subscriber(server.url, onEvent)))));
+      sockets.push(...(await Promise.all(Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => subscriber(server.host, onEvent)))));
     }
     console.log(`${SUBSCRIBERS} subscribers connected in ${Date.now() - t0} ms`);
     await new Promise((r) => setTimeout(r, 500)); // let the last subscriptions register
@@ -108,7 +99,7 @@ async function main() {
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < SALES) {
           const i = next++;
-          const r = await gql(server.url, KEY, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
+          const r = await gql(server.host, KEY, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
             i: { idempotencyKey: `fan-${i}`, customerId: `c-${i}`, lines: [{ sku: SKU, quantity: 1 }] },
           });
           if (r.data?.placeOrder?.order?.status === 'RESERVED') sold++;
@@ -124,15 +115,14 @@ async function main() {
       [
         `fan-out: ${SUBSCRIBERS} subscribers x ${sold} sales (burst in ${salesMs} ms, concurrency ${CONCURRENCY})${process.env.REDIS_URL ? ', Redis pubsub' : ', in-process pubsub'}`,
         `  deliveries   ${lags.length} of ${expected}${lags.length < expected ? ` (INCOMPLETE after ${TIMEOUT_S} s)` : ''}`,
-        `  lag (commit -> delivery, ms)  p50 ${pct(sorted, 50)}  p99 ${pct(sorted, 99)}  max ${sorted.at(-1)}`,
+        `  lag (commit -> delivery, ms)  p50 ${percentile(sorted, 50)}  p99 ${percentile(sorted, 99)}  max ${sorted.at(-1)}`,
         `  deliveries/s ${Math.round(lags.length / seconds)}  (first sale to last delivery: ${Math.round(seconds * 1000)} ms)`,
         '  commit time = the event\'s updatedAt (the claiming transaction\'s timestamp); client and server share this machine\'s clock',
       ].join('\n'),
     );
   } finally {
     for (const s of sockets) s.terminate();
-    server.stop();
-    await new Promise((r) => setTimeout(r, 500));
+    await server.stop();
     await db.drop();
   }
 }

@@ -13,7 +13,7 @@ import { openBenchPool } from './pg-load.js';
 import { formatTable, writeResult, type BenchResult, type ScenarioResult } from './report.js';
 import { baselineScenario, lastunitScenario, runOnce, type ScenarioContext } from './scenarios.js';
 import { startServer, type ServerProcess } from './server.js';
-import { round } from './stats.js';
+import { round } from '../kit/stats.js';
 
 export type { BenchResult, ScenarioResult };
 

@@ -1,7 +1,7 @@
 // placeOrder over HTTP: autocannon closed loop (`connections` clients, each waits for its answer before sending again),
 // every request with a distinct idempotency key and customer, every answer classified from its GraphQL body.
 import autocannon from 'autocannon';
-import { newOutcome, noteError, type LoadOutcome } from './stats.js';
+import { newOutcome, noteError, type LoadOutcome } from './load-outcome.js';
 import type { ServerProcess } from './server.js';
 
 export const PLACE_ORDER = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { id status } userErrors { code } } }`;

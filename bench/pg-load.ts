@@ -1,7 +1,7 @@
 // The two baselines, straight through `pg` on the same database: the bare single-statement claim (the ceiling any
 // claim path can reach on this machine) and the naive read-then-write (fast and wrong: it oversells).
 import pg from 'pg';
-import { newOutcome, noteError, type LoadOutcome } from './stats.js';
+import { newOutcome, noteError, type LoadOutcome } from './load-outcome.js';
 
 /** One claim attempt: true when a unit was claimed, false when refused (nothing left). Throws on a fault. */
 export type Claim = (pool: pg.Pool, sku: string) => Promise<boolean>;

@@ -5,8 +5,9 @@ import { createProduct, runPlaceOrderLoad, type HttpOutcome } from './http-load.
 import { ceilingClaim, naiveClaim, runPgLoad } from './pg-load.js';
 import type { Mode, ScenarioResult } from './report.js';
 import type { ServerProcess } from './server.js';
-import { mergeOutcome, newOutcome, round, type LoadOutcome } from './stats.js';
-import { baselineFacts, conserved, lastunitFacts, oversoldFromInventory, waitForQuiet } from './verify.js';
+import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
+import { round } from '../kit/stats.js';
+import { baselineFacts, conserved, lastunitFacts, oversoldFromInventory, waitForQuiet, type InventoryRow } from './verify.js';
 
 export type ScenarioContext = {
   runId: string;
@@ -42,15 +43,33 @@ const LABELS = {
   naive: { flash: 'naive flash sale (pg)', hot: 'naive hot SKU (pg)' },
 } as const;
 
-/** Rates over the measured windows, from the answers clients received in them. */
-function timing(o: LoadOutcome) {
+/**
+ * What every scenario reports alike: the client's counts, the database's figures and the rates over the measured
+ * windows (from the answers clients received in them).
+ */
+function figures(ctx: ScenarioContext, spec: Spec, run: { sku: string; rounds: number; o: LoadOutcome; sold: number; oversold: number; inventory: InventoryRow }) {
+  const { o } = run;
   const [p50, p99] = o.latency.percentiles(50, 99);
   return {
+    mode: spec.mode,
+    sku: run.sku,
+    units: spec.units,
+    concurrency: ctx.concurrency,
+    rounds: run.rounds,
+    requests: o.requests,
+    sold: run.sold,
+    refused: o.refused,
+    oversold: run.oversold,
+    errors: o.errors,
+    errorSamples: o.errorSamples,
+    conserved: conserved(run.inventory, spec.units),
+    inventory: run.inventory,
     elapsedS: round(o.elapsedS, 3),
     claimsPerS: round(o.elapsedS > 0 ? o.claimed / o.elapsedS : 0),
     requestsPerS: round(o.elapsedS > 0 ? o.requests / o.elapsedS : 0),
     p50Ms: p50!,
     p99Ms: p99!,
+    ratioToCeiling: null,
   };
 }
 
@@ -99,23 +118,9 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
       id: `lastunit-${tag}`,
       label: spec.tag ? `lastunit ${spec.tag} (HTTP)` : LABELS.lastunit[spec.mode],
       engine: 'lastunit',
-      mode: spec.mode,
       via: 'http',
-      sku,
-      units: spec.units,
-      concurrency: ctx.concurrency,
-      rounds,
-      requests: o.requests,
-      sold,
-      refused: o.refused,
-      oversold,
       duplicates,
-      errors: o.errors,
-      errorSamples: o.errorSamples,
-      conserved: conserved(f.inventory, spec.units),
-      inventory: f.inventory,
-      ...timing(o),
-      ratioToCeiling: null,
+      ...figures(ctx, spec, { sku, rounds, o, sold, oversold, inventory: f.inventory }),
       problems,
       warnings,
     };
@@ -148,23 +153,9 @@ export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' |
       id: `${engine}-${spec.mode}`,
       label: LABELS[engine][spec.mode],
       engine,
-      mode: spec.mode,
       via: 'pg',
-      sku,
-      units: spec.units,
-      concurrency: ctx.concurrency,
-      rounds,
-      requests: o.requests,
-      sold,
-      refused: o.refused,
-      oversold,
       duplicates: null,
-      errors: o.errors,
-      errorSamples: o.errorSamples,
-      conserved: conserved(f.inventory, spec.units),
-      inventory: f.inventory,
-      ...timing(o),
-      ratioToCeiling: null,
+      ...figures(ctx, spec, { sku, rounds, o, sold, oversold, inventory: f.inventory }),
       problems: [],
       warnings,
     };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { runScript } from '../kit/server.js';
 import { loadConfig, loadSandboxConfig, ConfigError } from '../node/config.js';
 
 describe('configuration', () => {
@@ -120,21 +120,13 @@ describe('configuration', () => {
   });
 
   it('stops `npm start` with exit code 2 and the variable named, before touching any database', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
-      env: { ...process.env, HOLD_TTL_SECONDS: 'soon', DATABASE_URL: '' },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = runScript('node/start.ts', { HOLD_TTL_SECONDS: 'soon', DATABASE_URL: '' }, 30_000);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/HOLD_TTL_SECONDS: must be an integer/);
   });
 
   it('refuses DATABASE_URL without API_KEYS (demo keys are only for the embedded default)', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
-      env: { ...process.env, DATABASE_URL: 'postgres://127.0.0.1:1/none', API_KEYS: '' },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = runScript('node/start.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/none', API_KEYS: '' }, 30_000);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/API_KEYS: required when DATABASE_URL is set/);
   });

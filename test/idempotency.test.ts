@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KEYS, startTestApp } from './support/app.js';
+import { makeKeysOverdue } from '../kit/holds.js';
 
 const t = await startTestApp();
 const count = async (table: string) => (await t.db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;
@@ -66,7 +67,7 @@ describe('placeOrder idempotency', () => {
   it('deletes key rows past retention but keeps their orders', async () => {
     await t.product('IDEM-H', 5);
     const r = await t.placeOrder({ idempotencyKey: 'old-key', lines: [{ sku: 'IDEM-H', quantity: 1 }] });
-    await t.db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = 'old-key'`);
+    await makeKeysOverdue(t.db, ['old-key']);
     const { cleanupKeysOnce } = await import('../orders/sweeper.js');
     expect(await cleanupKeysOnce(t.db, t.metrics)).toBe(1);
     expect((await t.db.query(`SELECT 1 FROM idempotency_keys WHERE key = 'old-key'`)).rowCount).toBe(0);

@@ -8,7 +8,7 @@ import { createLivePubSub } from '../subscriptions/pubsub.js';
 import { createAvailabilityCache } from '../subscriptions/availability-cache.js';
 import { relayOnce } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
-import { spawnNode } from './support/node-process.js';
+import { spawnServer } from '../kit/server.js';
 import { CREATE_PRODUCT, PLACE_ORDER } from './support/app.js';
 
 const hasRedis = await redisAvailable();
@@ -59,11 +59,8 @@ describe('with Redis at a dead port', async () => {
 describe('a server process started with REDIS_URL at a dead port', async () => {
   const t = await startTestApp({ poolSize: 2 }); // for its database
   it('starts, answers queries and sells from PostgreSQL, and reports Redis down in /metrics', async () => {
-    const host = await spawnNode({
-      DATABASE_URL: t.dbUrl,
-      API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`,
-      REDIS_URL: DEAD_REDIS_URL,
-      LOG_LEVEL: 'warn',
+    const host = await spawnServer({
+      env: { DATABASE_URL: t.dbUrl, API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`, REDIS_URL: DEAD_REDIS_URL, LOG_LEVEL: 'warn' },
     });
     try {
       const gql = async (query: string, variables: object, key = KEYS.storefront) =>

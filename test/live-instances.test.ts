@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
-import { spawnNode, type NodeProcess } from './support/node-process.js';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
 import { subscribe } from './support/ws.js';
 import { KEYS, CREATE_PRODUCT, PLACE_ORDER, RELEASE } from './support/app.js';
@@ -12,20 +12,20 @@ type Avail = { sku: string; available: number; soldOut: boolean; version: number
 
 describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis', () => {
   let tdb: TestDatabase;
-  let a: NodeProcess;
-  let b: NodeProcess;
+  let a: ServerProcess;
+  let b: ServerProcess;
   beforeAll(async () => {
     tdb = await createTestDatabase({ max: 4 });
     // a 30 s poll: every delivery within the test's timeouts was woken by the NOTIFY sent after commit
     const env = { DATABASE_URL: tdb.url, API_KEYS, REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('inst'), DATABASE_POOL_SIZE: '10', RELAY_POLL_MS: '30000' };
-    [a, b] = await Promise.all([spawnNode(env), spawnNode(env)]);
+    [a, b] = await Promise.all([spawnServer({ env }), spawnServer({ env })]);
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
     await tdb?.drop();
   });
 
-  const gql = async (host: NodeProcess, query: string, variables: Record<string, unknown>, key = KEYS.storefront) => {
+  const gql = async (host: ServerProcess, query: string, variables: Record<string, unknown>, key = KEYS.storefront) => {
     const res = await fetch(`${host.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
-import { spawnNode, type NodeProcess } from './support/node-process.js';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { KEYS, CREATE_PRODUCT } from './support/app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -13,12 +13,12 @@ const API_KEYS = `storefront:${KEYS.storefront},storefront:${KEYS.storefront2},a
 
 describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x844)', () => {
   let tdb: TestDatabase;
-  let host: NodeProcess;
+  let host: ServerProcess;
   let browser: Browser;
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     tdb = await createTestDatabase({ max: 2 });
-    host = await spawnNode({ DATABASE_URL: tdb.url, API_KEYS, RELAY_POLL_MS: '200' });
+    host = await spawnServer({ env: { DATABASE_URL: tdb.url, API_KEYS, RELAY_POLL_MS: '200' } });
     const res = await fetch(`${host.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { startTestApp, KEYS } from './support/app.js';
-import { spawnNode } from './support/node-process.js';
+import { spawnServer } from '../kit/server.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
 import { createLivePubSub, type AvailabilityEvent } from '../subscriptions/pubsub.js';
 import { relayOnce } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
 import { sweepOnce } from '../orders/sweeper.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const hasRedis = await redisAvailable();
 const t = await startTestApp({ poolSize: 12 });
@@ -41,7 +42,7 @@ describe('the outbox relay', () => {
     await t.gql(`mutation { restock(input: { sku: "REL-A", quantity: 3 }) { userErrors { code } } }`, {}, KEYS.admin);
     await t.gql(`mutation { setStock(input: { sku: "REL-A", available: 4 }) { userErrors { code } } }`, {}, KEYS.admin);
     const second = await t.placeOrder({ idempotencyKey: 'rel-a2', lines: [{ sku: 'REL-A', quantity: 4 }] });
-    await t.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [second.order!.id]);
+    await makeHoldsOverdue(t.db, { orderIds: [second.order!.id] });
     await sweepOnce(t.db, t.metrics);
     await tick();
     expect(await relay()).toBeGreaterThanOrEqual(8);
@@ -89,13 +90,12 @@ describe('the outbox relay', () => {
     await relayOnce({ db: t.db, pubsub: createLivePubSub(), metrics: t.metrics });
     await insertSynthetic(5000, 'KILL');
     const env = { DATABASE_URL: t.dbUrl, REDIS_URL, REDIS_KEY_PREFIX: prefix, RELAY_BATCH_SIZE: '50', RELAY_POLL_MS: '100' };
-    const first = await spawnNode(env, 'node/relay-cli.ts');
+    const first = await spawnServer({ env, script: 'node/relay-cli.ts' });
     while ((await countUnpublished(t.db)) > 4500) await new Promise((r) => setTimeout(r, 10));
-    first.child.kill('SIGKILL');
-    await first.stop();
+    await first.stop('SIGKILL');
     const left = await countUnpublished(t.db);
     expect(left).toBeGreaterThan(0); // killed mid-drain
-    const second = await spawnNode(env, 'node/relay-cli.ts');
+    const second = await spawnServer({ env, script: 'node/relay-cli.ts' });
     const deadline = Date.now() + 60_000;
     while ((await countUnpublished(t.db)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     await second.stop();

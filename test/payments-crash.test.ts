@@ -1,29 +1,28 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/db.js';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { startSandbox } from '../payments/sandbox-server.js';
 import { createMetrics } from '../common/metrics.js';
 import { sweepOnce } from '../orders/sweeper.js';
 import { placeOrder } from '../db/orders-store.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const SECRET = 'whsec_crash_test';
 const KEY = 'storefront:crash_test_storefront_key';
 const tdb = await createTestDatabase();
 const sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 2_000 });
-const children: ChildProcess[] = [];
+const servers: ServerProcess[] = [];
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const s of servers) await s.stop('SIGKILL');
   await sandbox.close();
   await tdb.drop();
 });
 
-/** `npm start` as a real child process on this file's database and the test's sandbox; resolves with its URL. */
-function startServer(extraEnv: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
+/** `npm start` as a real child process on this file's database and the test's sandbox. */
+async function startServer(extraEnv: Record<string, string>): Promise<ServerProcess> {
+  const server = await spawnServer({
     env: {
-      ...process.env,
       NODE_ENV: 'test',
-      PORT: '0',
       DATABASE_URL: tdb.url,
       API_KEYS: KEY,
       SANDBOX_PAYMENTS_URL: sandbox.url,
@@ -35,19 +34,9 @@ function startServer(extraEnv: Record<string, string>): Promise<{ url: string; c
       LOG_LEVEL: 'silent',
       ...extraEnv,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/[\d.]+:\d+)\/graphql/.exec(out);
-      if (m) resolve({ url: m[1]!, child });
-    });
-    child.stderr!.on('data', (d) => (out += d));
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
-  });
+  servers.push(server);
+  return server;
 }
 
 const state = async (orderId: string) =>
@@ -80,7 +69,7 @@ describe('a crash between the hold and the authorization', () => {
       }),
     }).catch(() => null); // the server dies under it
     const orderId = await until(async () => (await tdb.db.query(`SELECT id FROM orders WHERE status = 'AWAITING_PAYMENT'`)).rows[0]?.id as string | undefined);
-    first.child.kill('SIGKILL');
+    await first.stop('SIGKILL');
     await request;
     expect(await inventory('CRASH-1')).toEqual({ available: 0, reserved: 1, sold: 0 }); // held, not stranded yet
 
@@ -90,7 +79,7 @@ describe('a crash between the hold and the authorization', () => {
     expect(await inventory('CRASH-1')).toEqual({ available: 1, reserved: 0, sold: 0 });
     const c = (await (await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`)).json()) as { requests: number };
     expect(c.requests).toBe(0); // never sent to the processor
-    second.child.kill('SIGTERM');
+    await second.stop();
   });
 
   it('a request that died after the hold but before the payment step: the sweeper expires the hold, a retry replays it', async () => {
@@ -104,7 +93,7 @@ describe('a crash between the hold and the authorization', () => {
     const id = (r as { order: { id: string } }).order.id;
     const retryNow = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
     expect(retryNow.kind).toBe('in_progress');
-    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = $1`, [id]);
+    await makeHoldsOverdue(tdb.db, { orderIds: [id] });
     expect(await sweepOnce(tdb.db, createMetrics())).toBe(1);
     expect(await inventory('CRASH-2')).toEqual({ available: 1, reserved: 0, sold: 0 });
     const retryLater = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });

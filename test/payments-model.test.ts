@@ -7,6 +7,7 @@ import { handlePaymentWebhook } from '../orders/payment-events.js';
 import { reconcileOnce } from '../orders/reconciler.js';
 import { compensateOnce } from '../orders/compensations.js';
 import { sweepOnce } from '../orders/sweeper.js';
+import { makeHoldsOverdue, makePaymentsDue } from '../kit/holds.js';
 import type { LookupStatus, Processor } from '../payments/processor.js';
 
 // A model-based test: random sequences of place, retry, reused key, release, expire, approve, decline, timeout,
@@ -163,7 +164,7 @@ describe('payments against a model', () => {
               break;
             }
             case 'expire':
-              await db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE sku = $1`, [sku]);
+              await makeHoldsOverdue(db, { skus: [sku] });
               await sweepOnce(db, metrics);
               for (const m of model.values()) if (m.status === 'RESERVED') release(m, 'EXPIRED');
               break;
@@ -179,11 +180,7 @@ describe('payments against a model', () => {
               break;
             }
             case 'reconcile':
-              await db.query(
-                `UPDATE payments SET next_check_at = now() - interval '1 second'
-                  WHERE state IN ('PENDING','UNKNOWN') AND order_id IN (SELECT order_id FROM order_lines WHERE sku = $1)`,
-                [sku],
-              );
+              await makePaymentsDue(db, { skus: [sku] });
               await reconcileOnce({ db, metrics, processor: act.blind ? blind : processor });
               for (const m of model.values()) {
                 if (m.status !== 'AWAITING_PAYMENT') continue;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startPaymentsApp } from './support/payments.js';
 import { sweepOnce } from '../orders/sweeper.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const t = await startPaymentsApp();
 
@@ -179,7 +180,7 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
       t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
     }
     for (const id of ids) await t.pastDeadline(id);
-    await t.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE sku = 'PAY-MANY'`);
+    await makeHoldsOverdue(t.db, { skus: ['PAY-MANY'] });
     const [a, b, c] = await Promise.all([t.reconcile(), t.reconcile(), t.reconcile(), sweepOnce(t.db, t.metrics)]);
     expect(a!.confirmed + b!.confirmed + c!.confirmed).toBe(10);
     expect(a!.declined + b!.declined + c!.declined).toBe(10);

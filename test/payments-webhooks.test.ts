@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SECRET, startPaymentsApp } from './support/payments.js';
 import { signPayload } from '../payments/webhook-signature.js';
 import { sweepOnce } from '../orders/sweeper.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 import type { Processor } from '../payments/processor.js';
 
 const t = await startPaymentsApp();
@@ -146,7 +147,7 @@ describe('holds while a payment is in flight', () => {
   it('is never swept by the expiry timer, even past expires_at (I7)', async () => {
     await t.product('INF-SWEEP', 1);
     const [id] = await awaiting('INF-SWEEP', ['inf-sweep']);
-    await t.db.query(`UPDATE reservations SET expires_at = now() - interval '1 hour' WHERE order_id = $1`, [id]);
+    await makeHoldsOverdue(t.db, { orderIds: [id!], seconds: 3600 });
     await sweepOnce(t.db, t.metrics);
     expect(await t.order(id!)).toMatchObject({ status: 'AWAITING_PAYMENT', reservation: { state: 'AWAITING_PAYMENT' } });
     expect(await t.inventory('INF-SWEEP')).toEqual({ available: 0, reserved: 1, sold: 0 });

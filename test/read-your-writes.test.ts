@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase } from './support/db.js';
 import { REDIS_URL, redisAvailable } from './support/redis.js';
-import { startServerProcess } from './support/server-process.js';
+import { spawnServer } from '../kit/server.js';
 
 // With the Redis availability cache and NO relay (so nothing else refreshes the cache), a client that changes stock
 // through an instance must read its own change from that instance at once, not the cached figure.
@@ -10,14 +10,15 @@ const hasRedis = await redisAvailable();
 const tdb = await createTestDatabase();
 const keys = { storefront: `ryw_shop_${randomBytes(6).toString('hex')}`, admin: `ryw_admin_${randomBytes(6).toString('hex')}` };
 const server = hasRedis
-  ? await startServerProcess({
-      DATABASE_URL: tdb.url,
-      API_KEYS: `storefront:${keys.storefront},admin:${keys.admin}`,
-      PORT: '0',
-      REDIS_URL,
-      REDIS_KEY_PREFIX: `ryw${randomBytes(4).toString('hex')}:`,
-      CACHE_TTL_SECONDS: '300',
-      RELAY: 'off',
+  ? await spawnServer({
+      env: {
+        DATABASE_URL: tdb.url,
+        API_KEYS: `storefront:${keys.storefront},admin:${keys.admin}`,
+        REDIS_URL,
+        REDIS_KEY_PREFIX: `ryw${randomBytes(4).toString('hex')}:`,
+        CACHE_TTL_SECONDS: '300',
+        RELAY: 'off',
+      },
     })
   : undefined;
 afterAll(async () => {

@@ -4,15 +4,15 @@ import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServerProcess } from './support/server-process.js';
+import { spawnServer } from '../kit/server.js';
 
 // The README's worked session, run as written against `npm start`'s host: embedded PostgreSQL, demo catalog, demo keys.
 const readme = readFileSync('README.md', 'utf8');
 const block = /<!-- readme-session[^>]*-->\s*```sh\n([\s\S]*?)```/.exec(readme)?.[1];
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lastunit-readme-'));
-const server = await startServerProcess({ PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '', NODE_ENV: 'development' });
+const server = await spawnServer({ env: { DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '', NODE_ENV: 'development' } });
 afterAll(async () => {
-  expect(await server.stop()).toBe(0); // stops cleanly, embedded PostgreSQL included
+  expect(await server.stop('SIGTERM', 20_000)).toBe(0); // stops cleanly, embedded PostgreSQL included
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -24,7 +24,7 @@ describe('the README', () => {
 
   it('prints demo keys at start and serves the demo catalog, one product with a single unit', async () => {
     const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as { role: string; key: string }[];
-    for (const k of keys) expect(server.stdout()).toContain(k.key);
+    for (const k of keys) expect(server.output()).toContain(k.key);
     const shop = keys.find((k) => k.role === 'storefront')!.key;
     const r = await fetch(`${server.url}/graphql`, {
       method: 'POST',

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { KEYS, startTestApp } from './support/app.js';
 import { sweepOnce } from '../orders/sweeper.js';
+import { makeHoldsOverdue } from '../kit/holds.js';
 
 const t = await startTestApp({ poolSize: 30 });
-const expireNow = (orderIds: string[]) =>
-  t.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = ANY ($1::uuid[])`, [orderIds]);
+const expireNow = (orderIds: string[]) => makeHoldsOverdue(t.db, { orderIds });
 
 describe('releaseReservation', () => {
   it('returns the units once when called 20 times concurrently; every call answers the same order', async () => {

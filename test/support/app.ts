@@ -3,16 +3,16 @@ import { afterAll } from 'vitest';
 import { createApp, type AppDeps } from '../../app/app.js';
 import { createLivePubSub } from '../../subscriptions/pubsub.js';
 import { createMetrics } from '../../common/metrics.js';
-import { persistedRequest } from './persisted.js';
+import { persistedRequest } from '../../kit/persisted.js';
 import { useManifestOperations } from '../../edge/use-manifest-operations.js';
 import { shippedManifest } from '../../edge/persisted-manifest.js';
-import { KEYS, TEST_API_KEYS } from './keys.js';
+import { KEYS, TEST_API_KEYS } from '../../kit/keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 const API_KEYS = TEST_API_KEYS;
 
 export { KEYS };
-export { operationId, persistedRequest } from './persisted.js';
+export { operationId, persistedRequest } from '../../kit/persisted.js';
 
 export type GqlResult = { status: number; body: any };
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;

@@ -7,6 +7,7 @@ import type { Processor } from '../../payments/processor.js';
 import { reconcileOnce } from '../../orders/reconciler.js';
 import { compensateOnce } from '../../orders/compensations.js';
 import { KEYS, ORDER_FIELDS, startTestApp } from './app.js';
+import { makePaymentsDue } from '../../kit/holds.js';
 
 export const SECRET = 'whsec_test_secret_for_payments';
 export const TIMEOUT_MS = 400;
@@ -100,7 +101,7 @@ export async function startPaymentsApp(
   }
   /** Moves an AWAITING_PAYMENT order's deadline into the past, so the reconciler picks it up now. */
   async function pastDeadline(orderId: string) {
-    await t.db.query(`UPDATE payments SET next_check_at = now() - interval '1 second', deadline_at = now() - interval '1 second' WHERE order_id = $1`, [orderId]);
+    await makePaymentsDue(t.db, { orderIds: [orderId] });
   }
   const reconcile = (p: Processor = processor) => reconcileOnce({ db: t.db, metrics: t.metrics, processor: p, onOutboxWritten }, { backoffSeconds: 1 });
   const compensate = (p: Processor = processor) => compensateOnce({ db: t.db, metrics: t.metrics, processor: p });

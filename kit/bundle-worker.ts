@@ -1,7 +1,7 @@
+// The worker bundle, built once here for the tests that run or inspect it and for the edge bench.
 import { build, type Metafile } from 'esbuild';
 import path from 'node:path';
-
-export const ROOT = path.resolve(import.meta.dirname, '../..');
+import { ROOT } from './root.js';
 
 /**
  * edge/worker.ts as one ES module, resolved the way Workers resolve it (workerd/worker/browser conditions, no Node

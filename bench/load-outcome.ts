@@ -1,32 +1,5 @@
-// Latency samples and the counters every scenario reports, shared by the HTTP and the pg drivers.
-
-/** Response times in milliseconds; bounded by the number of requests a scenario may make. */
-export class Latencies {
-  private samples: number[] = [];
-  constructor(private readonly limit = 2_000_000) {}
-
-  record(ms: number) {
-    if (this.samples.length < this.limit) this.samples.push(ms);
-  }
-
-  get count() {
-    return this.samples.length;
-  }
-
-  merge(other: Latencies) {
-    for (const ms of other.samples) this.record(ms);
-  }
-
-  /** Nearest-rank percentiles (p in 0..100), rounded to 0.01 ms. */
-  percentiles(...ps: number[]): number[] {
-    const sorted = Float64Array.from(this.samples).sort();
-    return ps.map((p) => {
-      if (!sorted.length) return 0;
-      const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-      return Math.round(sorted[rank]! * 100) / 100;
-    });
-  }
-}
+// The counters every bench scenario reports, shared by the HTTP and the pg drivers.
+import { Latencies } from '../kit/stats.js';
 
 /** What a closed-loop run saw from the client side. */
 export type LoadOutcome = {
@@ -62,8 +35,3 @@ export function mergeOutcome<T extends LoadOutcome>(into: T, from: T): T {
   into.latency.merge(from.latency);
   return into;
 }
-
-export const round = (n: number, digits = 1) => {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-};

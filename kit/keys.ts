@@ -1,6 +1,6 @@
-import type { ApiKey } from '../../common/caller.js';
+// The API keys every test app, test worker and the edge bench share (the bench's Node server makes its own).
+import type { ApiKey } from '../common/caller.js';
 
-/** The API keys of every test app and test worker. */
 export const KEYS = {
   storefront: 'test_storefront_key_1',
   storefront2: 'test_storefront_key_2',

@@ -1,4 +1,5 @@
-import { shippedManifest } from '../../edge/persisted-manifest.js';
+// Requests for the shipped persisted operations, by name: what tests and the edge bench send instead of query text.
+import { shippedManifest } from '../edge/persisted-manifest.js';
 
 /** The manifest id of a shipped operation, by its name. */
 export function operationId(name: string): string {
