@@ -123,9 +123,9 @@ function isTrustedCopy(pkgDir: string, copy: string): boolean {
 
 /**
  * Copies the package to `dest` atomically: into a private folder first, then one rename, so a process starting at the
- * same moment sees no copy or a whole one (a rename onto a copy another process finished first fails, and that one is used).
+ * same moment sees no copy or a whole one. Returns false when another process's copy got there first (that one is used).
  */
-function copyPackage(pkgDir: string, dest: string) {
+function copyPackage(pkgDir: string, dest: string): boolean {
   const work = mkdtempSync(`${dest}.tmp-`);
   try {
     if (existsSync(dest)) {
@@ -149,8 +149,10 @@ function copyPackage(pkgDir: string, dest: string) {
     }
     try {
       renameSync(staged, dest);
+      return true;
     } catch (err) {
       if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      return false;
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -179,8 +181,7 @@ function reachableBinaries(log: (line: string) => void): { specifier: string; ur
   const dest = path.join(os.tmpdir(), `lastunit-pg-${os.platform()}-${os.arch()}-${version}`);
   let copied = false;
   if (!isTrustedCopy(pkgDir, dest)) {
-    copyPackage(pkgDir, dest);
-    copied = true;
+    copied = copyPackage(pkgDir, dest);
     if (!isTrustedCopy(pkgDir, dest)) throw new Error(`could not prepare a copy of the embedded PostgreSQL binaries in ${dest}`);
   }
   const unreachable = unreachableFolder([path.join(dest, 'native', 'bin'), path.join(dest, 'native', 'lib'), path.join(dest, 'native', 'share')]);
