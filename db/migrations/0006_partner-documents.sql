@@ -14,9 +14,10 @@ CREATE TABLE partner_app_versions (
 CREATE TABLE partner_documents (
   app             text NOT NULL,
   version         text NOT NULL,
-  -- the id IS the sha256 of the body as the client printed it: a row can never run other text than its id names
-  id              text NOT NULL CHECK (id = encode(sha256(convert_to(body, 'UTF8')), 'hex')),
+  id              text NOT NULL,
   body            text NOT NULL,
+  -- the id IS the sha256 of the body as the client printed it: a row can never run other text than its id names
+  CONSTRAINT partner_documents_id_is_body_sha256 CHECK (id = encode(sha256(convert_to(body, 'UTF8')), 'hex')),
   operation_name  text,
   operation_type  text NOT NULL CHECK (operation_type IN ('query', 'mutation')),
   root_fields     text[] NOT NULL,
