@@ -20,16 +20,18 @@ export type Publication = { app: string; version: string; documentCount: number;
 
 export const MAX_DOCUMENTS_PER_VERSION = 1_000;
 const VERSION = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
-const ID = /^[0-9a-f]{64}$/;
+/** 64 lowercase hex digits, bare or as GraphQL Codegen writes them (`sha256:<hex>`, the persisted-documents convention). */
+const ID = /^(?:sha256:)?([0-9a-f]{64})$/;
 
 /** Partner apps' documents: publish a version (all or nothing). */
 export function createPartnerDocuments({ db, checkDocument }: { db: Db; checkDocument: DocumentCheck }) {
   /** The document at `i` ready to store, or why not: the id must be the sha256 of the body, the body must pass the check. */
   async function examine(d: { id: string; body: string }, i: number): Promise<PartnerDocument | DomainError> {
     const at = ['documents', String(i)];
-    if (!ID.test(d.id)) return refuse('INVALID_INPUT', `document ${i}: the id must be the sha256 of the body, 64 lowercase hex digits`, [...at, 'id']);
+    const hex = ID.exec(d.id)?.[1];
+    if (!hex) return refuse('INVALID_INPUT', `document ${i}: the id must be the sha256 of the body, 64 lowercase hex digits (optionally prefixed sha256:)`, [...at, 'id']);
     const actual = await sha256Hex(d.body);
-    if (actual !== d.id)
+    if (actual !== hex)
       return refuse(
         'INVALID_INPUT',
         `document ${i} (id ${d.id}): the id is not the sha256 of the body (${actual} is); publish each body exactly as your tooling printed and hashed it`,
@@ -40,7 +42,7 @@ export function createPartnerDocuments({ db, checkDocument }: { db: Db; checkDoc
     if (!verdict.ok) return refuse('INVALID_INPUT', `${label}: ${verdict.reason}`, [...at, 'body']);
     if (verdict.type === 'subscription')
       return refuse('INVALID_INPUT', `${label}: subscriptions are not run by id; subscribe over graphql-ws on the Node host`, [...at, 'body']);
-    return { id: d.id, body: d.body, operationName: verdict.name, operationType: verdict.type, rootFields: verdict.rootFields };
+    return { id: hex, body: d.body, operationName: verdict.name, operationType: verdict.type, rootFields: verdict.rootFields };
   }
 
   return {
