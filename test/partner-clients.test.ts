@@ -140,6 +140,13 @@ describe.each(Object.keys(hosts))('partner examples on %s', (hostName) => {
     expect(notAdmin.output).toContain('FORBIDDEN: this operation needs a admin key');
   });
 
+  it("Apollo Client + @apollo/persisted-query-lists runs the shipped list from edge/persisted-query-manifest.json as is, with a partner key without an app", async () => {
+    const client = createApolloClient({ url: host.endpoint, partnerKey: KEYS.partner, manifest: await json('edge/persisted-query-manifest.json') });
+    const query = gql`query ProductAvailability($sku: String!) { product(sku: $sku) { sku availability { sku available soldOut updatedAt } } }`;
+    const r = await client.query({ query, variables: { sku: 'LAMP-1' } });
+    expect(r.data).toMatchObject({ product: { sku: 'LAMP-1', availability: { available: 7, soldOut: false } } });
+  });
+
   it("Apollo Client's persisted-query link reads our unknown-id answer as PersistedQueryNotFound and resends the document, as documented", async () => {
     for (const [key, expectOk] of [[KEYS.storefront, true], [PARTNER_KEYS.acme, false]] as const) {
       const counter = countingFetch();
