@@ -49,7 +49,8 @@ function setup(env: Record<string, unknown>) {
           if (shipped) return shipped.cacheable;
           // a partner app's own public read, for that app's keys only: a hit must never serve an id its caller may not run
           const app = partnerAppOf(c.get('caller') as Caller | undefined);
-          const doc = app ? await partnerDocuments((c.env as { db: () => Db }).db, app, id) : null;
+          // a failed lookup only means "not from the cache": the request itself then meets the same failure, masked
+          const doc = app ? await partnerDocuments((c.env as { db: () => Db }).db, app, id).catch(() => null) : null;
           return !!doc && isPublicRead(doc.operationType, doc.rootFields);
         },
         origin,

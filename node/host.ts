@@ -71,8 +71,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     if (cache && skus?.length) await cache.invalidate(skus);
   };
 
-  // With REDIS_URL the rate limit counts a key's requests across instances too (same Redis connection).
+  // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
   const partnerDocuments = cachedPartnerDocuments();
+  // With REDIS_URL the rate limit counts a key's requests across instances too (same Redis connection).
   const { app, yoga, lookupCaller, orders, catalog, partners } = createApp({
     db,
     metrics,
