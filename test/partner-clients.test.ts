@@ -1,8 +1,8 @@
 // The four client examples of docs/partners.md, each run as a partner would: publish with `npm run partner:publish`,
 // then call with the real client library and a partner key, against the real Node host (a child process) and the
 // real worker in workerd. Also: the libraries react to our unknown-id answer as their documentation says.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
@@ -116,16 +116,15 @@ describe.each(Object.keys(hosts))('partner examples on %s', (hostName) => {
     })();
     const good = `query LampName { product(sku: "LAMP-1") { name } }`;
     const unknownField = `query LampCost { product(sku: "LAMP-1") { cost } }`;
-    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'lastunit-manifest-')), 'persisted-query-manifest.json');
-    await writeFile(file, JSON.stringify({
-      format: 'apollo-persisted-query-manifest',
-      version: 1,
-      operations: [
-        { id: await sha256Hex(good), name: 'LampName', type: 'query', body: good },
-        { id: await sha256Hex(good), name: 'LampTampered', type: 'query', body: `${good} ` },
-        { id: await sha256Hex(unknownField), name: 'LampCost', type: 'query', body: unknownField },
-      ],
-    }));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'lastunit-manifest-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'persisted-query-manifest.json');
+    const operations = [
+      { id: await sha256Hex(good), name: 'LampName', type: 'query', body: good },
+      { id: await sha256Hex(good), name: 'LampTampered', type: 'query', body: `${good} ` },
+      { id: await sha256Hex(unknownField), name: 'LampCost', type: 'query', body: unknownField },
+    ];
+    await writeFile(file, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations }));
     const notAdminRun = runPartnerPublish(['--app', 'acme', '--version', 'bad-2', `${EX}/fetch/persisted-documents.json`], { ...env, LASTUNIT_ADMIN_KEY: KEYS.storefront });
     const [again, bad, notAdmin] = await Promise.all([twice, runPartnerPublish(['--app', 'acme', '--version', 'bad-1', file], env), notAdminRun]);
     expect(again.code, again.output).toBe(0);
@@ -215,7 +214,7 @@ describe('partner public reads at the edge', () => {
     };
     const first = await get(PARTNER_KEYS.acme, '{"sku":"LAMP-1"}');
     expect(first).toMatchObject({ status: 200, cache: 'MISS', body: { data: { product: EXPECTED } } });
-    await new Promise((res) => setTimeout(res, 200)); // the store happens after the response
+    await new Promise((res) => setTimeout(res, 300)); // the store happens after the response, then the pool says goodbye
     const before = { ...w.bridge.stats };
     const again = await get(PARTNER_KEYS.acme, '{ "sku" : "LAMP-1" }');
     expect(again).toMatchObject({ status: 200, cache: 'HIT', body: first.body });
