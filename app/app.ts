@@ -5,12 +5,13 @@ import type { Caller } from '../common/caller.js';
 import type { Context } from '../resolvers/context.js';
 import { createOrders } from '../orders/orders.js';
 import { createCatalog } from '../orders/catalog.js';
+import { createPartnerDocuments } from '../orders/partner-documents.js';
 import type { Metrics } from '../common/metrics.js';
 import type { Db } from '../db/wrap-pool.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
 import { apiKeyAuth, createCallerLookup, type AuthVariables } from './api-keys.js';
-import type { ApiKey, Role } from '../common/caller.js';
+import type { ApiKey } from '../common/caller.js';
 import type { Limits, OrderSettings } from '../common/config-fields.js';
 import type { AfterCommit } from '../common/after-commit.js';
 import type { Processor } from '../payments/processor.js';
@@ -19,8 +20,12 @@ import { paymentWebhooks } from './payment-webhooks.js';
 import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
+import { createDocumentCheck } from './document-check.js';
 
 type Env = { Variables: AuthVariables };
+
+/** What the persisted-operations plugin may know of a request: who sent it, and this request's database (made on first use). */
+export type RequestParty = { caller: Caller; db: () => Db };
 
 export type AppDeps = {
   /** the database, or (Workers) a function giving this request's database */
@@ -43,9 +48,10 @@ export type AppDeps = {
   onOutboxWritten?: AfterCommit;
   /**
    * The persisted operations both hosts serve (edge/use-manifest-operations.ts), as a Yoga plugin built from how this
-   * app knows a request's role; absent: documents only, for every role.
+   * app knows who sent a request (a partner's app documents live in that request's database); absent: documents only,
+   * for every role.
    */
-  persistedOperations?: (roleOf: (request: Request) => Role | undefined) => Plugin;
+  persistedOperations?: (partyOf: (request: Request) => RequestParty | undefined) => Plugin;
   /** Node host: the per-key rate limit (app/rate-limit.ts), run right after authentication */
   rateLimit?: MiddlewareHandler<Env>;
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
@@ -61,18 +67,21 @@ export type AppDeps = {
  * @example const { app } = createApp(deps); serve({ fetch: app.fetch, port: 4000 })
  */
 export function createApp(deps: AppDeps) {
+  // A partner's document is checked at publish time against the limits this app enforces at call time.
+  const checkDocument = createDocumentCheck(schema, deps.limits);
   const domainFor = (db: Db) => ({
     orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten }),
     catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten }),
+    partners: createPartnerDocuments({ db, checkDocument }),
   });
   const fixed = typeof deps.db === 'function' ? undefined : domainFor(deps.db);
   const dbOf = (c: HonoContext<Env>): Db => (typeof deps.db === 'function' ? deps.db(c) : deps.db);
   const domainOf = (c: HonoContext<Env>) => fixed ?? domainFor(dbOf(c));
   const live = deps.pubsub;
 
-  // The persisted-operations plugin sees only the Request: the role authentication found travels beside it.
-  const roles = new WeakMap<Request, Role>();
-  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog'>>({
+  // The persisted-operations plugin sees only the Request: the caller authentication found travels beside it.
+  const parties = new WeakMap<Request, RequestParty>();
+  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners'>>({
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: deps.graphiql ? { title: 'lastunit' } : false,
@@ -81,15 +90,15 @@ export function createApp(deps: AppDeps) {
     batching: false,
     logging: deps.logger,
     plugins: [
-      ...(deps.persistedOperations ? [deps.persistedOperations((req) => roles.get(req))] : []),
+      ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
     ],
-    context: ({ caller, orders, catalog }): Context => ({ caller, orders, catalog, live }),
+    context: ({ caller, orders, catalog, partners }): Context => ({ caller, orders, catalog, partners, live }),
   });
   const runYoga = (req: Request, c: HonoContext<Env>) => {
     const caller = c.get('caller');
-    if (caller) roles.set(req, caller.role);
+    if (caller) parties.set(req, { caller, db: () => dbOf(c) });
     return Promise.resolve(yoga.fetch(req, { caller, ...domainOf(c) }));
   };
 
@@ -116,5 +125,5 @@ export function createApp(deps: AppDeps) {
   if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 
-  return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, live, lookupCaller: createCallerLookup(deps.keys) };
+  return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, partners: fixed?.partners, live, lookupCaller: createCallerLookup(deps.keys) };
 }

@@ -6,8 +6,11 @@ export type EdgeCacheOptions = {
   staleWhileRevalidateSeconds: number;
   /** the Cache API store, e.g. `caches.default` in Workers */
   cache: () => Cache | Promise<Cache>;
-  /** true only for persisted operations that read public data (the manifest's `cacheable` flag) */
-  isCacheable: (operationId: string) => boolean;
+  /**
+   * true only for persisted operations that read public data and that this caller may run (the shipped manifest's
+   * `cacheable` flag; a partner app's own public reads, for that app's keys)
+   */
+  isCacheable: (operationId: string, c: Context) => boolean | Promise<boolean>;
   /** a fresh answer for `request`, used to revalidate a stale entry after the response has gone */
   origin: (request: Request, c: Context) => Promise<Response>;
   now?: () => number;
@@ -94,7 +97,7 @@ export function edgeCache(opts: EdgeCacheOptions): MiddlewareHandler {
     // A request carrying a document runs that document, whatever id it also names: never cache it under the id.
     if (url.searchParams.has('query')) return next();
     const id = operationIdOf({}, url);
-    if (!id || !opts.isCacheable(id)) return next();
+    if (!id || !(await opts.isCacheable(id, c))) return next();
     const key = cacheKey(url, id, c.req.header('accept') ?? '');
     if (!key) return next();
     const cache = await opts.cache();

@@ -6,10 +6,7 @@ import path from 'node:path';
 import { Kind, parse, print, validate, type OperationDefinitionNode } from 'graphql';
 import { schema } from '../schema/index.js';
 import { sha256Hex } from '../common/hash.js';
-import type { PersistedManifest } from './persisted-manifest.js';
-
-/** Root fields that read only public data: a query made of these alone may be cached at the edge. */
-export const PUBLIC_ROOT_FIELDS = new Set(['product', 'products']);
+import { isPublicRead, type PersistedManifest } from './persisted-manifest.js';
 
 export async function buildManifest(dir: string): Promise<PersistedManifest> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.graphql')).sort();
@@ -26,7 +23,7 @@ export async function buildManifest(dir: string): Promise<PersistedManifest> {
     operations[await sha256Hex(document)] = {
       name: op.name!.value,
       type: op.operation,
-      cacheable: op.operation === 'query' && rootFields.every((f) => PUBLIC_ROOT_FIELDS.has(f)),
+      cacheable: isPublicRead(op.operation, rootFields),
       document,
     };
   }

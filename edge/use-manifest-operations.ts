@@ -1,7 +1,9 @@
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { Plugin } from 'graphql-yoga';
+import type { RequestParty } from '../app/app.js';
 import type { Role } from '../common/caller.js';
 import { operationIdOf, shippedManifest, type PersistedManifest } from './persisted-manifest.js';
+import { partnerAppOf, type PartnerDocumentLookup } from './partner-documents.js';
 
 export const PERSISTED_CODES = {
   notFound: 'PERSISTED_QUERY_NOT_FOUND',
@@ -10,28 +12,44 @@ export const PERSISTED_CODES = {
 } as const;
 
 /**
- * Persisted operations from the shipped manifest, by sha256 id (APQ `extensions.persistedQuery.sha256Hash` or
- * `documentId`). Roles in `documentsAllowed` may also send documents; every other role (partners) runs manifest
- * operations only.
- * @example useManifestOperations({ roleOf: (req) => roles.get(req) })
+ * The message Apollo Client's persisted-query link and urql's persistedExchange both recognise as "unknown id" (urql
+ * matches the message only, Apollo the message or the code): they then resend the operation with its document.
+ */
+export const NOT_FOUND_MESSAGE = 'PersistedQueryNotFound';
+
+/**
+ * Persisted operations by sha256 id (APQ `extensions.persistedQuery.sha256Hash` or `documentId`): the shipped manifest
+ * for every role, plus, for a partner key naming its app (`partner:<app>:<key>`), that app's published documents
+ * (docs/partners.md). Roles in `documentsAllowed` may also send documents; every other role (partners) runs ids only.
+ * @example useManifestOperations({ partyOf: (req) => parties.get(req), partnerDocuments: cachedPartnerDocuments() })
  */
 export function useManifestOperations(options: {
-  roleOf: (request: Request) => Role | undefined;
+  partyOf: (request: Request) => RequestParty | undefined;
   manifest?: PersistedManifest;
   documentsAllowed?: Role[];
+  /** partner apps' published documents (edge/partner-documents.ts); absent: the shipped manifest only */
+  partnerDocuments?: PartnerDocumentLookup;
 }): Plugin {
   const manifest = options.manifest ?? shippedManifest;
   const documentsAllowed = new Set(options.documentsAllowed ?? ['storefront', 'admin']);
+  const partnerDocuments = options.partnerDocuments;
   return usePersistedOperations({
-    getPersistedOperation: (id) => manifest.operations[id]?.document ?? null,
+    getPersistedOperation: async (id, request) => {
+      const shipped = manifest.operations[id];
+      if (shipped) return shipped.document;
+      const party = options.partyOf(request);
+      const app = partnerAppOf(party?.caller);
+      if (!party || !app || !partnerDocuments) return null;
+      return (await partnerDocuments(party.db, app, id))?.body ?? null;
+    },
     allowArbitraryOperations: (request) => {
-      const role = options.roleOf(request);
+      const role = options.partyOf(request)?.caller.role;
       return !!role && documentsAllowed.has(role);
     },
     extractPersistedOperationId: (params, request) => operationIdOf(params as { extensions?: unknown }, new URL(request.url)),
     customErrors: {
       notFound: {
-        message: 'unknown persisted operation id: run `npm run persisted:build` and use an id from edge/persisted-operations.json',
+        message: NOT_FOUND_MESSAGE,
         extensions: { code: PERSISTED_CODES.notFound, http: { status: 404 } },
       },
       persistedQueryOnly: {

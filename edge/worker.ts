@@ -7,7 +7,9 @@ import { ConfigError, loadWorkerConfig, type WorkerConfig } from './worker-confi
 import { noopMetrics } from './noop-metrics.js';
 import { edgeCache } from './edge-cache.js';
 import { useManifestOperations } from './use-manifest-operations.js';
-import { shippedManifest } from './persisted-manifest.js';
+import { isPublicRead, shippedManifest } from './persisted-manifest.js';
+import { cachedPartnerDocuments, partnerAppOf } from './partner-documents.js';
+import type { Caller } from '../common/caller.js';
 import { createNeonDb } from '../db/neon.js';
 import type { Db } from '../db/wrap-pool.js';
 
@@ -26,6 +28,8 @@ let isolate: { config: WorkerConfig; app: ReturnType<typeof createApp>['app'] } 
 function setup(env: Record<string, unknown>) {
   if (isolate) return isolate;
   const config = loadWorkerConfig(env);
+  // Partner apps' documents, cached in this isolate: the edge cache and the persisted-operations plugin share it.
+  const partnerDocuments = cachedPartnerDocuments();
   const { app } = createApp({
     db: (c) => (c.env as { db: () => Db }).db(),
     metrics: noopMetrics(),
@@ -34,13 +38,21 @@ function setup(env: Record<string, unknown>) {
     production: config.nodeEnv === 'production',
     limits: config.limits,
     settings: config,
-    persistedOperations: (roleOf) => useManifestOperations({ manifest: shippedManifest, roleOf }),
+    persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     graphqlCache: (origin) =>
       edgeCache({
         ttlSeconds: config.edgeCache.ttlSeconds,
         staleWhileRevalidateSeconds: config.edgeCache.staleWhileRevalidateSeconds,
         cache: () => (globalThis as unknown as { caches: { default: Cache } }).caches.default,
-        isCacheable: (id) => !!shippedManifest.operations[id]?.cacheable,
+        isCacheable: async (id, c) => {
+          const shipped = shippedManifest.operations[id];
+          if (shipped) return shipped.cacheable;
+          // a partner app's own public read, for that app's keys only: a hit must never serve an id its caller may not run
+          const app = partnerAppOf(c.get('caller') as Caller | undefined);
+          // a failed lookup only means "not from the cache": the request itself then meets the same failure, masked
+          const doc = app ? await partnerDocuments((c.env as { db: () => Db }).db, app, id).catch(() => null) : null;
+          return !!doc && isPublicRead(doc.operationType, doc.rootFields);
+        },
         origin,
       }),
   });

@@ -174,3 +174,47 @@ export function loadSandboxConfig(env: Record<string, string | undefined>): Sand
   return { port: c.SANDBOX_PORT, webhookUrl: c.SANDBOX_WEBHOOK_URL, webhookSecret: c.PAYMENT_WEBHOOK_SECRET, hangMs: c.SANDBOX_HANG_MS };
 }
 
+
+/** What `npm run partner:publish` needs (node/partner-publish-cli.ts). */
+export type PublishConfig = { url: string; adminKey: string; app: string; version: string; manifestPath: string };
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+const publishSchema = z.object({
+  LASTUNIT_URL: z
+    .string({ error: 'required: the API to publish to, e.g. https://api.example.com/graphql' })
+    .refine((v) => {
+      try {
+        const u = new URL(v);
+        // the admin key must not cross a network in clear text: plain http only to this machine
+        return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK.test(u.hostname));
+      } catch {
+        return false;
+      }
+    }, 'must be an https:// URL (http:// only for localhost)'),
+  LASTUNIT_ADMIN_KEY: z.string({ error: 'required: an admin API key of that server' }).min(8, 'must have 8+ characters'),
+  app: z.string({ error: 'required: --app <name>, the client name of the partner keys' }),
+  version: z.string({ error: 'required: --version <version>' }),
+  manifest: z.string({ error: 'required: the manifest file, e.g. persisted-query-manifest.json' }),
+});
+
+/**
+ * The publish CLI's settings: LASTUNIT_URL and LASTUNIT_ADMIN_KEY from the environment, `--app`, `--version` and the
+ * manifest path from the command line; every problem listed at once.
+ * @example loadPublishConfig(process.env, ['--app', 'acme', '--version', '1.0.0', 'persisted-query-manifest.json'])
+ */
+export function loadPublishConfig(env: Record<string, string | undefined>, argv: string[]): PublishConfig {
+  const args: Record<string, string | undefined> = {};
+  const extra: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const flag = /^--(app|version)(?:=(.*))?$/.exec(a);
+    if (flag) args[flag[1]!] = flag[2] ?? argv[++i];
+    else if (a.startsWith('-') || args.manifest !== undefined) extra.push(a);
+    else args.manifest = a;
+  }
+  if (extra.length) throw new ConfigError(`invalid arguments:\n  unexpected ${extra.join(' ')} (usage: --app <name> --version <v> <manifest.json>)`);
+  const c = parseOrThrow(publishSchema, { LASTUNIT_URL: env.LASTUNIT_URL || undefined, LASTUNIT_ADMIN_KEY: env.LASTUNIT_ADMIN_KEY || undefined, ...args });
+  const url = new URL(c.LASTUNIT_URL);
+  if (url.pathname === '/') url.pathname = '/graphql'; // a bare origin means its /graphql
+  return { url: url.toString(), adminKey: c.LASTUNIT_ADMIN_KEY, app: c.app, version: c.version, manifestPath: c.manifest };
+}

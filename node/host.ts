@@ -18,6 +18,7 @@ import { DEMO_CATALOG } from './demo-catalog.js';
 import { livePage } from './live-page.js';
 import { useManifestOperations } from '../edge/use-manifest-operations.js';
 import { shippedManifest } from '../edge/persisted-manifest.js';
+import { cachedPartnerDocuments } from '../edge/partner-documents.js';
 import { connectRedis } from '../subscriptions/redis.js';
 import { createLivePubSub } from '../subscriptions/pubsub.js';
 import { createAvailabilityCache } from '../subscriptions/availability-cache.js';
@@ -70,14 +71,16 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     if (cache && skus?.length) await cache.invalidate(skus);
   };
 
+  // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
+  const partnerDocuments = cachedPartnerDocuments();
   // With REDIS_URL the rate limit counts a key's requests across instances too (same Redis connection).
-  const { app, yoga, lookupCaller, orders, catalog } = createApp({
+  const { app, yoga, lookupCaller, orders, catalog, partners } = createApp({
     db,
     metrics,
     keys,
     logger,
     graphiql: config.nodeEnv !== 'production',
-    persistedOperations: (roleOf) => useManifestOperations({ manifest: shippedManifest, roleOf }),
+    persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     production: config.nodeEnv === 'production',
     limits: config.limits,
     rateLimit: rateLimit({
@@ -126,7 +129,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });
-  const stopWs = attachGraphqlWs(server as any, { yoga, lookupCaller, isProd: config.nodeEnv === 'production', context: { orders, catalog } });
+  const stopWs = attachGraphqlWs(server as any, { yoga, lookupCaller, isProd: config.nodeEnv === 'production', context: { orders, catalog, partners } });
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);

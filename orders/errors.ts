@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'PAYMENT_IN_FLIGHT',
   'NOT_FOUND',
   'STALE',
+  'VERSION_ALREADY_PUBLISHED',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

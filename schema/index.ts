@@ -3,6 +3,7 @@ import './common.js';
 import './product.js';
 import './order.js';
 import './subscription.js';
+import './partner.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { buildManifest } from '../edge/persisted-build.js';
-import { shippedManifest } from '../edge/persisted-manifest.js';
+import { shippedManifest, toApolloManifest } from '../edge/persisted-manifest.js';
+import { sha256Hex } from '../common/hash.js';
 import { KEYS, operationId, startTestApp } from './support/app.js';
 
 const t = await startTestApp();
@@ -10,6 +12,14 @@ await t.product('PQ-1', 3);
 describe('the persisted operations manifest', () => {
   it('is up to date with edge/operations (run `npm run persisted:build` after editing them)', async () => {
     expect(await buildManifest(path.resolve(import.meta.dirname, '../edge/operations'))).toEqual(shippedManifest);
+  });
+
+  it("is shipped in Apollo's format too, in step with it: edge/persisted-query-manifest.json (same ids, names and bodies)", async () => {
+    const apollo = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../edge/persisted-query-manifest.json'), 'utf8'));
+    expect(apollo).toEqual(toApolloManifest(shippedManifest));
+    expect(apollo.operations).toHaveLength(Object.keys(shippedManifest.operations).length);
+    // what @apollo/persisted-query-lists and our server both rely on: the id is the sha256 of the body as written
+    for (const op of apollo.operations) expect(await sha256Hex(op.body)).toBe(op.id);
   });
 
   it('marks only public reads as edge-cacheable', () => {

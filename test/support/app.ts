@@ -6,6 +6,7 @@ import { createMetrics } from '../../common/metrics.js';
 import { persistedRequest } from '../../kit/persisted.js';
 import { useManifestOperations } from '../../edge/use-manifest-operations.js';
 import { shippedManifest } from '../../edge/persisted-manifest.js';
+import { cachedPartnerDocuments, type PartnerDocumentCacheOptions } from '../../edge/partner-documents.js';
 import { KEYS, TEST_API_KEYS } from '../../kit/keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
@@ -22,7 +23,7 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * dropped after the file. Requests go through `app.request`, no port.
  */
 export async function startTestApp(
-  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number }> &
+  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number; partnerDocuments: PartnerDocumentCacheOptions }> &
     Partial<Pick<AppDeps, 'limits' | 'production' | 'rateLimit' | 'keys'>> = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
@@ -33,6 +34,7 @@ export async function startTestApp(
     max: settings.poolSize ?? 20,
     retry: { onRetry: (reason) => metrics.txRetries.inc({ reason }) },
   });
+  const partnerDocuments = cachedPartnerDocuments(settings.partnerDocuments);
   const { app } = createApp({
     db: tdb.db,
     metrics,
@@ -43,7 +45,7 @@ export async function startTestApp(
     limits: settings.limits,
     production: settings.production,
     rateLimit: settings.rateLimit,
-    persistedOperations: (roleOf) => useManifestOperations({ manifest: shippedManifest, roleOf }),
+    persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,
