@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   'PAYMENT_IN_FLIGHT',
   'NOT_FOUND',
   'STALE',
+  'PURCHASE_LIMIT',
+  'HOLD_LIMIT',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
