@@ -197,6 +197,17 @@ describe('active holds per buyer (I13)', () => {
   });
 });
 
+describe('the constraints behind the counters', () => {
+  it('refuse direct SQL that would push a counter past the limit it was claimed under, or below zero (I12, I13)', async () => {
+    await tdb.db.query(`INSERT INTO customer_purchases (client_id, customer_id, sku, units, max_units) VALUES ('sql', 'c', 'FD-SET', 2, 2)`);
+    await expect(tdb.db.query(`UPDATE customer_purchases SET units = 3 WHERE client_id = 'sql'`)).rejects.toThrow(/check constraint/);
+    await expect(tdb.db.query(`UPDATE customer_purchases SET units = -1 WHERE client_id = 'sql'`)).rejects.toThrow(/check constraint/);
+    await tdb.db.query(`INSERT INTO buyer_holds (client_id, buyer, active, max_active) VALUES ('sql', 'customer:c', 5, 5)`);
+    await expect(tdb.db.query(`UPDATE buyer_holds SET active = 6 WHERE client_id = 'sql'`)).rejects.toThrow(/check constraint/);
+    await expect(tdb.db.query(`UPDATE inventory SET purchase_limit = 0 WHERE sku = 'FD-SET'`)).rejects.toThrow(/check constraint/);
+  });
+});
+
 describe('the counters never drift from the holds they count', () => {
   it('matches them after concurrent claims, releases and expiries by the same buyers on shared SKUs', async () => {
     await createProduct('FD-MIX-A', 200, 3);
