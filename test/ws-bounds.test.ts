@@ -39,7 +39,16 @@ type Diagnostics = {
   pubsub: { channels: number; listeners: number; streams: number };
   graphqlWs: { sockets: number; subscriptions: number; sharedExecutions: number };
 };
-const diagnostics = async (): Promise<Diagnostics> => (await fetch(`${srv.url}/__diagnostics`)).json() as Promise<Diagnostics>;
+async function diagnostics(): Promise<Diagnostics> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // a fresh connection each time: a kept-alive one may have timed out while the server was busy collecting
+      return (await (await fetch(`${srv.url}/__diagnostics`, { headers: { connection: 'close' } })).json()) as Diagnostics;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
 async function until(what: string, ok: (d: Diagnostics) => boolean, ms = 60_000): Promise<Diagnostics> {
   const deadline = Date.now() + ms;
   for (;;) {
