@@ -21,6 +21,8 @@ import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
+import type { KeyRateLimit } from './rate-limit.js';
+import type { AdmitBuyer } from './buyer-rate-limit.js';
 
 type Env = { Variables: AuthVariables };
 
@@ -53,7 +55,14 @@ export type AppDeps = {
    */
   persistedOperations?: (partyOf: (request: Request) => RequestParty | undefined) => Plugin;
   /** Node host: the per-key rate limit (app/rate-limit.ts), run right after authentication */
-  rateLimit?: MiddlewareHandler<Env>;
+  rateLimit?: KeyRateLimit;
+  /** Node host: the per-buyer rate limit on placeOrder (app/buyer-rate-limit.ts) */
+  admitBuyer?: AdmitBuyer;
+  /**
+   * The client's address as this host knows it (Node: the connection, or X-Forwarded-For under TRUST_PROXY; Workers:
+   * cf-connecting-ip): the buyer of a `public` key (orders/buyer.ts). Absent or undefined: unknown.
+   */
+  clientIp?: (c: HonoContext<Env>) => string | undefined;
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
   graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
@@ -81,7 +90,7 @@ export function createApp(deps: AppDeps) {
 
   // The persisted-operations plugin sees only the Request: the caller authentication found travels beside it.
   const parties = new WeakMap<Request, RequestParty>();
-  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners'>>({
+  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners' | 'admitBuyer'>>({
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: deps.graphiql ? { title: 'lastunit' } : false,
@@ -94,12 +103,12 @@ export function createApp(deps: AppDeps) {
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
     ],
-    context: ({ caller, orders, catalog, partners }): Context => ({ caller, orders, catalog, partners, live }),
+    context: ({ caller, orders, catalog, partners, admitBuyer }): Context => ({ caller, orders, catalog, partners, live, admitBuyer }),
   });
   const runYoga = (req: Request, c: HonoContext<Env>) => {
     const caller = c.get('caller');
     if (caller) parties.set(req, { caller, db: () => dbOf(c) });
-    return Promise.resolve(yoga.fetch(req, { caller, ...domainOf(c) }));
+    return Promise.resolve(yoga.fetch(req, { caller, ...domainOf(c), admitBuyer: deps.admitBuyer }));
   };
 
   const app = new Hono<Env>();
@@ -120,7 +129,16 @@ export function createApp(deps: AppDeps) {
     app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten }));
   app.use('/graphql', requestBodyLimit(deps.limits?.maxBodyBytes ?? 65_536));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
-  if (deps.rateLimit) app.use('/graphql', deps.rateLimit);
+  if (deps.clientIp) {
+    const clientIp = deps.clientIp;
+    app.use('/graphql', async (c, next) => {
+      const caller = c.get('caller');
+      const ip = caller && clientIp(c);
+      if (caller && ip) c.set('caller', { ...caller, ip }); // a copy: the key's caller object is shared by its requests
+      return next();
+    });
+  }
+  if (deps.rateLimit) app.use('/graphql', deps.rateLimit.middleware);
   app.use('/graphql', refuseBatches());
   if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));

@@ -25,7 +25,8 @@ const SKU = 'FANOUT-1';
 
 async function startServer(databaseUrl: string) {
   const server = await spawnServer({
-    env: { DATABASE_URL: databaseUrl, API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20' },
+    // one storefront key opens every subscriber's socket here (a browser would use a public key, counted per address)
+    env: { DATABASE_URL: databaseUrl, API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20', MAX_SOCKETS_PER_CLIENT: String(SUBSCRIBERS) },
     // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
     nodeArgs: (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     onUnexpectedExit: (why) => console.error(why),

@@ -17,5 +17,9 @@ export type ApiKey = { role: Role; key: string; client?: string };
 /** A client name: lowercase letters, digits, dot and dash (no underscore, so it never looks like a derived id). */
 export const CLIENT_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/;
 
-/** Who is calling: set from the API key before GraphQL runs. `clientId` scopes orders and idempotency keys. */
-export type Caller = { clientId: string; role: Role };
+/**
+ * Who is calling: set from the API key before GraphQL runs. `clientId` scopes orders and idempotency keys; `ip` is
+ * the client's address as the host sees it (Node: the connection, or X-Forwarded-For under TRUST_PROXY; Workers:
+ * cf-connecting-ip), the buyer of a `public` key.
+ */
+export type Caller = { clientId: string; role: Role; ip?: string };

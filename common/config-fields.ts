@@ -67,8 +67,14 @@ export const toLimits = (c: { MAX_BODY_BYTES: number; MAX_DEPTH: number; MAX_ALI
   maxCost: c.MAX_COST,
 });
 
-/** The order settings both hosts pass to the domain. */
-export type OrderSettings = { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number };
+/**
+ * The order settings both hosts pass to the domain. `maxActiveHolds`: active holds per buyer (MAX_ACTIVE_HOLDS; 0 = no
+ * limit; absent = the default of orders/buyer.ts).
+ */
+export type OrderSettings = { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number; maxActiveHolds?: number };
+
+/** Active holds per buyer (I14), read by both hosts: `MAX_ACTIVE_HOLDS`, 0 = no limit. */
+export const holdLimitFields = { MAX_ACTIVE_HOLDS: int(0, 5) };
 
 /**
  * Parses `env` with `schema`, listing every problem (one line per variable) in one ConfigError.

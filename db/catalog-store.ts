@@ -2,10 +2,20 @@ import type { Db } from './pool.js';
 
 /** `version` is inventory.version: it grows on every change, so a client (or the cache) drops older figures. */
 export type Availability = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: Date };
-export type Product = { sku: string; name: string; priceAmount: number; currency: string; availability: Availability };
+/** `purchaseLimit`: the most units one customer may hold or buy (I12); null: no limit. */
+export type Product = { sku: string; name: string; priceAmount: number; currency: string; purchaseLimit: number | null; availability: Availability };
 
-const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.available, i.version, i.updated_at`;
-type ProductRow = { sku: string; name: string; price_amount: number; currency: string; available: number; version: number; updated_at: Date };
+const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at`;
+type ProductRow = {
+  sku: string;
+  name: string;
+  price_amount: number;
+  currency: string;
+  purchase_limit: number | null;
+  available: number;
+  version: number;
+  updated_at: Date;
+};
 
 function toProduct(r: ProductRow): Product {
   return {
@@ -13,6 +23,7 @@ function toProduct(r: ProductRow): Product {
     name: r.name,
     priceAmount: r.price_amount,
     currency: r.currency.trim(),
+    purchaseLimit: r.purchase_limit ?? null,
     availability: toAvailability(r),
   };
 }
@@ -40,18 +51,19 @@ export async function listSkus(db: Db, limit: number): Promise<string[]> {
 
 export type CreateProductResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' };
 
-/** Inserts a product and its inventory row (with `initialStock` available) in one statement. */
+/** Inserts a product and its inventory row (with `initialStock` available and its purchase limit) in one statement. */
 export async function createProduct(
   db: Db,
-  p: { sku: string; name: string; priceAmount: number; currency: string; initialStock: number },
+  p: { sku: string; name: string; priceAmount: number; currency: string; initialStock: number; purchaseLimit?: number | null },
 ): Promise<CreateProductResult> {
   const { rows } = await db.run<ProductRow>(
     `WITH p AS (
        INSERT INTO products (sku, name, price_amount, currency) VALUES ($1, $2, $3, $4)
        ON CONFLICT (sku) DO NOTHING RETURNING sku, name, price_amount, currency),
-     i AS (INSERT INTO inventory (sku, available) SELECT sku, $5 FROM p RETURNING sku, available, version, updated_at)
-     SELECT p.sku, p.name, p.price_amount, p.currency, i.available, i.version, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
-    [p.sku, p.name, p.priceAmount, p.currency, p.initialStock],
+     i AS (INSERT INTO inventory (sku, available, purchase_limit) SELECT sku, $5, $6 FROM p
+           RETURNING sku, available, purchase_limit, version, updated_at)
+     SELECT p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
+    [p.sku, p.name, p.priceAmount, p.currency, p.initialStock, p.purchaseLimit ?? null],
   );
   return rows[0] ? { ok: true, product: toProduct(rows[0]) } : { ok: false, code: 'DUPLICATE_SKU' };
 }
@@ -103,6 +115,19 @@ export async function setStock(db: Db, sku: string, available: number, expected:
     return { ok: false, code: 'STALE', available: now.rows[0]?.available ?? r.available };
   }
   return { ok: true, availability: toAvailability(r) };
+}
+
+/**
+ * Sets (or with null removes) a SKU's purchase limit (`set_purchase_limit()` in db/functions/060_fair-drops.sql: the
+ * inventory row locked, the per-customer counters rebuilt in the same transaction). Returns the product, null for an
+ * unknown SKU.
+ */
+export async function setPurchaseLimit(db: Db, sku: string, limit: number | null): Promise<Product | null> {
+  // an absolute set: repeating it after a connection lost mid-statement does no harm
+  const { rows } = await db.run<{ ok: boolean }>('SELECT set_purchase_limit($1, $2) AS ok', [sku, limit]);
+  if (!rows[0]?.ok) return null;
+  const [product] = await findProducts(db, [sku]);
+  return product ?? null;
 }
 
 /** Seeds the demo catalog; existing SKUs are left as they are. */

@@ -52,6 +52,9 @@ export type PlaceOrderArgs = {
   payment?: boolean;
   /** a PROCESSING key older than this is finished and replayed (its request died before the payment step) */
   recoverySeconds?: number | null;
+  /** whom the hold counts against (orders/buyer.ts) and how many active holds a buyer may have; 0 or absent: no limit (I14) */
+  buyer?: string;
+  maxActiveHolds?: number;
 };
 
 /**
@@ -59,7 +62,7 @@ export type PlaceOrderArgs = {
  * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
  */
 export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9) AS r', [
+  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11) AS r', [
     a.clientId,
     a.customerId,
     a.key,
@@ -69,6 +72,8 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
     a.retentionHours,
     a.payment ?? false,
     a.recoverySeconds ?? null,
+    a.buyer ?? null,
+    a.maxActiveHolds ?? 0,
   ]);
   const r = rows[0]!.r;
   if (r.order) r.order = toOrder(r.order);
@@ -81,15 +86,17 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
  */
 export async function placeOrders(
   db: Db,
-  requests: Omit<PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>[],
+  requests: Omit<PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours' | 'maxActiveHolds'>[],
   holdTtlSeconds: number,
   retentionHours: number,
+  maxActiveHolds = 0,
 ): Promise<PlaceOrderRow[]> {
-  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines }));
-  const { rows } = await db.run<{ r: any[] }>('SELECT place_orders($1::jsonb, $2, $3) AS r', [
+  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null }));
+  const { rows } = await db.run<{ r: any[] }>('SELECT place_orders($1::jsonb, $2, $3, $4) AS r', [
     JSON.stringify(payload),
     holdTtlSeconds,
     retentionHours,
+    maxActiveHolds,
   ]);
   return rows[0]!.r.map((r) => {
     if (r.order) r.order = toOrder(r.order);

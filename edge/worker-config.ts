@@ -1,12 +1,13 @@
 // The Worker's configuration, from its bindings (wrangler.toml [vars] and secrets), validated like the Node host's.
 import { z } from 'zod';
 import type { ApiKey } from '../common/caller.js';
-import { ConfigError, apiKeys, int, limitsFields, parseOrThrow, toLimits, type Limits } from '../common/config-fields.js';
+import { ConfigError, apiKeys, holdLimitFields, int, limitsFields, parseOrThrow, toLimits, type Limits } from '../common/config-fields.js';
 
 export { ConfigError };
 
 const workerSchema = z.object({
   ...limitsFields,
+  ...holdLimitFields,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (set it with `wrangler secret put DATABASE_URL`)'),
   API_KEYS: apiKeys.refine((v) => v !== undefined, 'required (set it with `wrangler secret put API_KEYS`)'),
@@ -29,6 +30,8 @@ export type WorkerConfig = {
   idempotencyRetentionHours: number;
   maxLineQuantity: number;
   maxLines: number;
+  /** active holds per buyer (I14); 0: no limit */
+  maxActiveHolds: number;
   /** dev/test only: host:port of a plain WebSocket-to-TCP bridge instead of Neon's proxy */
   neonWsProxy?: string;
 };
@@ -49,6 +52,7 @@ export function loadWorkerConfig(env: Record<string, unknown>): WorkerConfig {
     idempotencyRetentionHours: c.IDEMPOTENCY_RETENTION_HOURS,
     maxLineQuantity: c.MAX_LINE_QUANTITY,
     maxLines: c.MAX_LINES,
+    maxActiveHolds: c.MAX_ACTIVE_HOLDS,
     neonWsProxy: c.NEON_WS_PROXY || undefined,
   };
 }

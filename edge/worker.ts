@@ -38,6 +38,8 @@ function setup(env: Record<string, unknown>) {
     production: config.nodeEnv === 'production',
     limits: config.limits,
     settings: config,
+    // Cloudflare sets it from the connection; a client cannot forge it through Cloudflare (the public key's buyer)
+    clientIp: (c) => c.req.header('cf-connecting-ip') || undefined,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     graphqlCache: (origin) =>
       edgeCache({

@@ -1,7 +1,8 @@
 // The Node host's configuration (npm start and every command-line entry): read and validated once per process.
 import { z } from 'zod';
 import type { ApiKey } from '../common/caller.js';
-import { ConfigError, apiKeys, int, limitsFields, parseOrThrow, toLimits, type Limits } from '../common/config-fields.js';
+import { ConfigError, apiKeys, holdLimitFields, int, limitsFields, parseOrThrow, toLimits, type Limits } from '../common/config-fields.js';
+import { toTrafficConfig, trafficFields, type TrafficConfig } from './traffic-config.js';
 
 export { ConfigError };
 
@@ -26,9 +27,9 @@ const redisUrl = z
 
 const schema = z.object({
   ...limitsFields,
+  ...trafficFields,
+  ...holdLimitFields,
   REDIS_URL: redisUrl,
-  RATE_LIMIT_PER_WINDOW: int(1, 600),
-  RATE_LIMIT_WINDOW_SECONDS: int(1, 60),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0, 4000),
   DATABASE_URL: z
@@ -70,6 +71,8 @@ const schema = z.object({
   // a separately run sandbox must share the webhook secret explicitly; the in-process one may use the dev secret
   if (c.PAYMENT_PROVIDER === 'sandbox' && c.SANDBOX_PAYMENTS_URL && !c.PAYMENT_WEBHOOK_SECRET)
     need('PAYMENT_WEBHOOK_SECRET', 'when SANDBOX_PAYMENTS_URL is set');
+  if (c.NODE_ENV === 'production' && c.LASTUNIT_TEST_DIAGNOSTICS === 'on')
+    ctx.addIssue({ code: 'custom', path: ['LASTUNIT_TEST_DIAGNOSTICS'], message: 'test-only: refused with NODE_ENV=production' });
 });
 
 /** Settings of the standalone sandbox processor (`npm run sandbox:payments`). */
@@ -104,8 +107,9 @@ export type Config = {
   relayPollMs: number;
   relayBatchSize: number;
   limits: Limits;
-  rateLimit: { limit: number; windowSeconds: number };
-};
+  /** active holds per buyer (I14); 0: no limit */
+  maxActiveHolds: number;
+} & TrafficConfig;
 
 export type PaymentsConfig = {
   provider: 'sandbox' | 'stripe';
@@ -161,7 +165,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relayPollMs: c.RELAY_POLL_MS,
     relayBatchSize: c.RELAY_BATCH_SIZE,
     limits: toLimits(c),
-    rateLimit: { limit: c.RATE_LIMIT_PER_WINDOW, windowSeconds: c.RATE_LIMIT_WINDOW_SECONDS },
+    maxActiveHolds: c.MAX_ACTIVE_HOLDS,
+    ...toTrafficConfig(c),
   };
 }
 

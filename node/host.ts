@@ -1,4 +1,5 @@
 import { serve, type ServerType } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
@@ -10,6 +11,9 @@ import { startReconciler } from '../orders/reconciler.js';
 import { wirePayments } from './payments.js';
 import { createApp } from '../app/app.js';
 import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
+import { buyerRateLimit } from '../app/buyer-rate-limit.js';
+import { clientIpOf } from '../common/client-ip.js';
+import { diagnosticsRoute } from './diagnostics.js';
 import { redisRateLimitStore } from './rate-limit-redis.js';
 import { generateDemoKeys } from '../app/api-keys.js';
 import { ConfigError, type Config } from './config.js';
@@ -73,7 +77,11 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
 
   // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
   const partnerDocuments = cachedPartnerDocuments();
-  // With REDIS_URL the rate limit counts a key's requests across instances too (same Redis connection).
+  // With REDIS_URL the rate limits count across instances too (same Redis connection).
+  const rateLimitStore = redis ? redisRateLimitStore(redis.command) : memoryRateLimitStore();
+  const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
+  const keyLimit = rateLimit({ ...config.rateLimit, store: rateLimitStore, onStoreError });
+  const trustProxy = config.trustProxy;
   const { app, yoga, lookupCaller, orders, catalog, partners } = createApp({
     db,
     metrics,
@@ -83,11 +91,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     production: config.nodeEnv === 'production',
     limits: config.limits,
-    rateLimit: rateLimit({
-      ...config.rateLimit,
-      store: redis ? redisRateLimitStore(redis.command) : memoryRateLimitStore(),
-      onStoreError: (err) => logger.warn({ err }, 'rate limit store failed; request let through'),
-    }),
+    rateLimit: keyLimit,
+    admitBuyer: buyerRateLimit({ limit: config.rateLimit.buyerLimit, windowSeconds: config.rateLimit.windowSeconds, store: rateLimitStore, onStoreError }),
+    clientIp: (c) => clientIpOf({ remoteAddress: getConnInfo(c).remote.address, forwardedFor: c.req.header('x-forwarded-for'), trustProxy }),
     settings: config,
     payments,
     pubsub,
@@ -95,6 +101,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onOutboxWritten,
   });
   // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
+  let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
+  if (config.testDiagnostics && config.nodeEnv !== 'production') app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
   app.route('/', livePage({ listSkus: () => catalog!.listSkus(), storefrontKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'storefront')?.key }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
@@ -129,7 +137,17 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
   });
-  const stopWs = attachGraphqlWs(server as any, { yoga, lookupCaller, isProd: config.nodeEnv === 'production', context: { orders, catalog, partners } });
+  const ws = attachGraphqlWs(server as any, {
+    yoga,
+    lookupCaller,
+    isProd: config.nodeEnv === 'production',
+    context: { orders, catalog, partners },
+    maxPayloadBytes: config.limits.maxBodyBytes,
+    ...config.ws,
+    clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy }),
+    admit: keyLimit.count,
+  });
+  socketStats = ws.stats;
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
@@ -137,7 +155,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      await stopWs();
+      await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([stopSweeper(), stopRelay(), stopReconciler()]);
       await payments.stop();

@@ -12,6 +12,10 @@ export type CatalogResult<T> = Result<T>;
 const SKU = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const MAX_STOCK = 1_000_000_000;
 
+/** Why a purchase limit is refused (null when it is fine): a positive integer or null (no limit). */
+const badPurchaseLimit = (limit: number | null | undefined): string | null =>
+  limit == null || (Number.isInteger(limit) && limit >= 1 && limit <= MAX_STOCK) ? null : `a purchase limit must be between 1 and ${MAX_STOCK}, or null for none`;
+
 export type CatalogDeps = {
   db: Db;
   maxSkusPerQuery?: number;
@@ -48,6 +52,7 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       priceAmount: number;
       currencyCode: string;
       initialStock?: number | null;
+      purchaseLimit?: number | null;
     }): Promise<CatalogResult<Product>> {
       if (!SKU.test(input.sku)) return failed('INVALID_INPUT', 'sku must be 1-64 letters, digits, dot, dash or underscore', ['sku']);
       const name = input.name.trim();
@@ -58,7 +63,16 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       const initialStock = input.initialStock ?? 0;
       if (!Number.isInteger(initialStock) || initialStock < 0 || initialStock > MAX_STOCK)
         return failed('INVALID_INPUT', `initialStock must be between 0 and ${MAX_STOCK}`, ['initialStock']);
-      const r = await store.createProduct(db, { sku: input.sku, name, priceAmount: input.priceAmount, currency: input.currencyCode, initialStock });
+      const limitProblem = badPurchaseLimit(input.purchaseLimit);
+      if (limitProblem) return failed('INVALID_INPUT', limitProblem, ['purchaseLimit']);
+      const r = await store.createProduct(db, {
+        sku: input.sku,
+        name,
+        priceAmount: input.priceAmount,
+        currency: input.currencyCode,
+        initialStock,
+        purchaseLimit: input.purchaseLimit ?? null,
+      });
       return r.ok ? { ok: true, value: r.product } : failed('INVALID_INPUT', `a product with SKU ${input.sku} already exists`, ['sku'], input.sku);
     },
 
@@ -68,6 +82,16 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       const r = await store.restock(db, input.sku, input.quantity);
       if (r.ok) await onOutboxWritten([input.sku]);
       return r.ok ? { ok: true, value: r.availability } : failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
+    },
+
+    /** I12: the most units one customer may hold or buy of a SKU; null removes the limit. */
+    async setPurchaseLimit(input: { sku: string; limit?: number | null }): Promise<CatalogResult<Product>> {
+      const limitProblem = badPurchaseLimit(input.limit);
+      if (limitProblem) return failed('INVALID_INPUT', limitProblem, ['limit'], input.sku);
+      const product = await store.setPurchaseLimit(db, input.sku, input.limit ?? null);
+      if (!product) return failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
+      if (cache) await cache.put([product]); // the cached product page shows the new limit at once (other instances too)
+      return { ok: true, value: product };
     },
 
     async setStock(input: { sku: string; available: number; expectedAvailable?: number | null }): Promise<CatalogResult<Availability>> {

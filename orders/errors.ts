@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   'NOT_FOUND',
   'STALE',
   'VERSION_ALREADY_PUBLISHED',
+  'PURCHASE_LIMIT',
+  'HOLD_LIMIT',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

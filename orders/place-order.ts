@@ -11,6 +11,8 @@ import { refuse, rejectionOf, type DomainError } from './errors.js';
 import { requestFingerprint, validatePayment, validatePlaceOrder, type LineInput, type PaymentInput } from './rules.js';
 import { createClaimBatcher } from './claim-batcher.js';
 import { payForOrder, type PaymentSettings } from './payment-step.js';
+import { buyerOf, DEFAULT_MAX_ACTIVE_HOLDS } from './buyer.js';
+import type { Caller } from '../common/caller.js';
 
 /** SQLSTATEs of a database that is stuck or overloaded, not of a bad request: 55P03 lock_timeout, 57014 statement_timeout. */
 const ENVIRONMENT_FAILURES = new Set(['55P03', '57014']);
@@ -37,8 +39,9 @@ const refused = (errors: DomainError[], order: OrderRecord | null = null, replay
  */
 export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWritten }: PlaceOrderDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
-  type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours'>;
-  const ttl = { holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours };
+  type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours' | 'maxActiveHolds'>;
+  const maxActiveHolds = settings.maxActiveHolds ?? DEFAULT_MAX_ACTIVE_HOLDS;
+  const ttl = { holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours, maxActiveHolds };
   /** time in the claiming transaction (one round trip, retries included) */
   const timed = async <T>(f: () => Promise<T>): Promise<T> => {
     const stop = metrics.claimSeconds.startTimer();
@@ -54,7 +57,7 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
       timed(async () =>
         claims.length === 1
           ? [await store.placeOrder(db, { ...claims[0]!, ...ttl })]
-          : store.placeOrders(db, claims, ttl.holdTtlSeconds, ttl.retentionHours),
+          : store.placeOrders(db, claims, ttl.holdTtlSeconds, ttl.retentionHours, maxActiveHolds),
       ),
     onBatch: (n) => metrics.claimBatchSize.observe(n),
     // lock/statement timeouts and connection failures concern every request alike: no point repeating each alone
@@ -73,7 +76,7 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
     return { ok: true, order, replayed: false };
   }
 
-  return async function placeOrder(caller: { clientId: string }, input: PlaceOrderInput): Promise<PlaceOrderResult> {
+  return async function placeOrder(caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput): Promise<PlaceOrderResult> {
     const payment = input.payment ?? null;
     const invalid = validatePlaceOrder(input, settings);
     if (payment) invalid.push(...validatePayment(payment, payments?.processor.name ?? null));
@@ -90,6 +93,8 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
       lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
       payment: !!payment,
       recoverySeconds: payments?.settings.recoverySeconds ?? null,
+      // I14: whom the hold counts against (a caller without a role is a server-side one)
+      buyer: buyerOf({ role: caller.role ?? 'storefront', ip: caller.ip }, input.customerId),
     });
     // after commit: wake the relay; a placed order changed its SKUs' availability (a rejected one did not)
     if (r.kind === 'placed') await onOutboxWritten(input.lines.map((l) => l.sku));

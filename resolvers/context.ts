@@ -5,5 +5,15 @@ import type { Orders } from '../orders/orders.js';
 import type { PartnerDocuments } from '../orders/partner-documents.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 
-/** `live`: the pubsub subscriptions listen on (fed by the outbox relay); absent on hosts without subscriptions (Workers). */
-export type Context = { caller: Caller; orders: Orders; catalog: Catalog; partners: PartnerDocuments; live?: LivePubSub };
+/**
+ * `live`: the pubsub subscriptions listen on (fed by the outbox relay); absent on hosts without subscriptions (Workers).
+ * `admitBuyer`: the per-buyer rate limit on placeOrder (throws RATE_LIMITED); absent: none on this host.
+ */
+export type Context = {
+  caller: Caller;
+  orders: Orders;
+  catalog: Catalog;
+  partners: PartnerDocuments;
+  live?: LivePubSub;
+  admitBuyer?: (caller: Caller, buyer: string) => Promise<void>;
+};

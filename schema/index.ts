@@ -1,6 +1,7 @@
 import { builder } from './builder.js';
 import './common.js';
 import './product.js';
+import './purchase-limit.js';
 import './order.js';
 import './subscription.js';
 import './partner.js';

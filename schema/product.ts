@@ -54,6 +54,7 @@ const CreateProductInput = builder.inputType('CreateProductInput', {
     priceAmount: t.int({ required: true, description: 'Unit price in minor units.' }),
     currencyCode: t.string({ required: true, description: 'ISO 4217, e.g. USD.' }),
     initialStock: t.int({ required: false, description: 'Units available at once (default 0).' }),
+    purchaseLimit: t.int({ required: false, description: 'The most units one customer may hold or buy (see Product.purchaseLimit); absent: no limit.' }),
   }),
 });
 const CreateProductPayload = builder.objectRef<Awaited<ReturnType<typeof r.createProduct>>>('CreateProductPayload').implement({

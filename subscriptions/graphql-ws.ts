@@ -1,12 +1,15 @@
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { ExecutionArgs } from 'graphql';
+import { GraphQLError, getOperationAST, type ExecutionArgs } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Caller, Role } from '../common/caller.js';
 import { shareSubscriptions } from './shared-execution.js';
 import { encodeOnce } from './encode-once.js';
+
+/** A per-key rate-limit verdict, as the HTTP limit gives it (app/rate-limit.ts); null: not limited. */
+export type WsAdmission = { allowed: boolean; limit: number; windowSeconds: number; resetSeconds: number } | null;
 
 export type GraphqlWsOptions = {
   yoga: YogaServerInstance<any, any>;
@@ -18,22 +21,46 @@ export type GraphqlWsOptions = {
   isProd?: boolean;
   /** the rest of the GraphQL context (the Node host's orders and catalog), as yoga.fetch gets it over HTTP */
   context?: Record<string, unknown>;
+  /** largest message a client may send, in bytes (MAX_BODY_BYTES); a larger frame closes the socket with 1009 */
+  maxPayloadBytes?: number;
+  /** MAX_SUBSCRIPTIONS_PER_SOCKET: more on one socket are refused with TOO_MANY_SUBSCRIPTIONS */
+  maxSubscriptionsPerSocket?: number;
+  /** MAX_SOCKETS_PER_CLIENT: open sockets per API client (server-side keys); past it 4429 */
+  maxSocketsPerClient?: number;
+  /** MAX_SOCKETS_PER_IP: open sockets per client address on a `public` key (each browser is its own client); past it 4429 */
+  maxSocketsPerIp?: number;
+  /** the client's address for this upgrade request (the connection, or X-Forwarded-For under TRUST_PROXY) */
+  clientIp?: (req: IncomingMessage) => string | undefined;
+  /** counts one connection or subscription against the caller's per-key rate limit, as HTTP requests are */
+  admit?: (caller: Caller) => Promise<WsAdmission>;
 };
 
-type Extra = { caller?: Caller };
+type Extra = { caller?: Caller; owner?: string };
+
+/** Close code for "too many" (graphql-ws uses 4429 for too many initialisation requests). */
+const TOO_MANY = 4429;
+
+const refusal = (code: string, message: string, extensions: Record<string, unknown> = {}) => [
+  new GraphQLError(message, { extensions: { code, ...extensions } }),
+];
 
 /**
- * graphql-ws (graphql-transport-ws protocol) on the HTTP server's own port: upgrades to `path` (default /graphql) are
- * handed to a `ws` server; anything else is refused. The API key is checked once, in connection_init
+ * graphql-ws (graphql-transport-ws protocol) on the HTTP server's own port, bounded like HTTP: upgrades to `path`
+ * (default /graphql) are handed to a `ws` server with a message size cap (a larger frame is never read: close 1009);
+ * anything else is refused. The API key is checked once, in connection_init
  * (`connectionParams: { authorization: 'Bearer <key>' }`): a missing or unknown key, or a role that may not subscribe,
- * closes the socket with 4403 before any subscription. Operations run through Yoga's envelop (same schema, context,
- * masked errors as HTTP); identical subscriptions of one client share one execution per event.
- * @example const dispose = attachGraphqlWs(server, { yoga, lookupCaller })
+ * closes the socket with 4403 before any subscription; too many sockets for the client, or its rate limit spent,
+ * closes it with 4429. Only subscriptions run here (queries and mutations go over HTTP, where their limits are), at
+ * most `maxSubscriptionsPerSocket` at a time, each counted against the key's rate limit. Operations run through Yoga's
+ * envelop (same schema, context, masked errors as HTTP); identical subscriptions of one client share one execution
+ * per event. `stats()` says what it holds (sockets, subscriptions, shared executions).
+ * @example const ws = attachGraphqlWs(server, { yoga, lookupCaller }); ...; await ws.dispose()
  */
 export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   const path = opts.path ?? '/graphql';
   const roles = opts.roles ?? ['storefront', 'admin'];
-  const wss = new WebSocketServer({ noServer: true });
+  const maxSubscriptions = opts.maxSubscriptionsPerSocket ?? 100;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayloadBytes ?? 65_536 });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (pathname !== path) {
@@ -47,9 +74,27 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   const shared = shareSubscriptions();
   const shareKeys = new WeakMap<object, string>();
   const encoder = encodeOnce();
-  wss.on('connection', encoder.wrap); // before graphql-ws's own listener: its sends go through the encoder
+  const sockets = new Map<string, number>(); // open, authenticated sockets per owner (API client, or address on a public key)
+  const open = new Set<{ subscriptions: Record<string, unknown> }>();
 
-  const disposable = useServer<Record<string, unknown> | undefined, Extra>(
+  // Before graphql-ws's own listener: its sends go through the encoder, and a protocol error of the client (a frame
+  // over maxPayload, invalid UTF-8...) is closed by ws with its status code (1009, 1007...) without graphql-ws
+  // reporting it as an internal error on the console.
+  wss.on('connection', (socket: WebSocket) => {
+    encoder.wrap(socket);
+    const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: any[]) => boolean;
+    (socket as any).emit = (event: string | symbol, ...args: any[]) =>
+      event === 'error' && String(args[0]?.code).startsWith('WS_ERR_') ? true : emit(event, ...args);
+  });
+
+  const release = (owner: string | undefined) => {
+    if (!owner) return;
+    const n = (sockets.get(owner) ?? 1) - 1;
+    if (n > 0) sockets.set(owner, n);
+    else sockets.delete(owner);
+  };
+
+  const disposable = useServer<Record<string, unknown> | undefined, Extra & { request: IncomingMessage; socket: WebSocket }>(
     {
       isProd: opts.isProd,
       onNext: encoder.onNext,
@@ -61,12 +106,42 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
       },
       onConnect: async (ctx) => {
         const auth = ctx.connectionParams?.authorization;
-        const caller = await opts.lookupCaller(typeof auth === 'string' ? auth : undefined);
-        if (!caller || !roles.includes(caller.role)) return false; // graphql-ws closes with 4403 Forbidden
+        const found = await opts.lookupCaller(typeof auth === 'string' ? auth : undefined);
+        if (!found || !roles.includes(found.role)) return false; // graphql-ws closes with 4403 Forbidden
+        const ip = opts.clientIp?.(ctx.extra.request);
+        const caller: Caller = ip ? { ...found, ip } : found;
+        const admitted = await opts.admit?.(caller);
+        if (admitted && !admitted.allowed) {
+          ctx.extra.socket.close(TOO_MANY, `Rate limit of ${admitted.limit} per ${admitted.windowSeconds}s exceeded`);
+          return false;
+        }
+        const perIp = caller.role === 'public';
+        const owner = perIp ? `ip:${ip ?? 'unknown'}` : `client:${caller.clientId}`;
+        const max = perIp ? (opts.maxSocketsPerIp ?? 32) : (opts.maxSocketsPerClient ?? 100);
+        if ((sockets.get(owner) ?? 0) >= max) {
+          ctx.extra.socket.close(TOO_MANY, perIp ? 'Too many sockets from this address' : 'Too many sockets for this API client');
+          return false;
+        }
+        sockets.set(owner, (sockets.get(owner) ?? 0) + 1);
+        ctx.extra.owner = owner;
         ctx.extra.caller = caller;
+        open.add(ctx);
         return true;
       },
+      onClose: (ctx) => {
+        open.delete(ctx);
+        release(ctx.extra.owner);
+        ctx.extra.owner = undefined;
+      },
       onSubscribe: async (ctx, _id, params) => {
+        // graphql-ws has already registered this id, so the count includes it
+        if (Object.keys(ctx.subscriptions).length > maxSubscriptions)
+          return refusal('TOO_MANY_SUBSCRIPTIONS', `at most ${maxSubscriptions} subscriptions per socket; complete one or open another socket`);
+        const admitted = ctx.extra.caller && (await opts.admit?.(ctx.extra.caller));
+        if (admitted && !admitted.allowed)
+          return refusal('RATE_LIMITED', `rate limit of ${admitted.limit} requests per ${admitted.windowSeconds}s exceeded for this API key`, {
+            retryAfterSeconds: admitted.resetSeconds,
+          });
         const { schema, execute, subscribe, contextFactory, parse, validate } = opts.yoga.getEnveloped({
           req: ctx.extra.request,
           socket: ctx.extra.socket,
@@ -80,6 +155,9 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
         } catch (err) {
           return [err as any];
         }
+        const operation = getOperationAST(document, params.operationName)?.operation;
+        if (operation !== 'subscription')
+          return refusal('SUBSCRIPTIONS_ONLY', 'only subscriptions are served over graphql-ws: send queries and mutations to POST /graphql');
         const errors = validate(schema, document);
         if (errors.length) return errors;
         const args: ExecutionArgs = {
@@ -97,10 +175,18 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
     wss,
   );
 
-  return async () => {
-    server.off('upgrade', onUpgrade);
-    await disposable.dispose();
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
+  return {
+    /** what this server holds now: open sockets, their subscriptions, and the shared executions behind them */
+    stats: () => ({
+      sockets: wss.clients.size,
+      subscriptions: [...open].reduce((n, ctx) => n + Object.keys(ctx.subscriptions).length, 0),
+      sharedExecutions: shared.size(),
+    }),
+    async dispose() {
+      server.off('upgrade', onUpgrade);
+      await disposable.dispose();
+      for (const c of wss.clients) c.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+    },
   };
 }

@@ -1,7 +1,5 @@
-import { setMaxListeners } from 'node:events';
-import { createPubSub, Repeater } from 'graphql-yoga';
-import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { RedisClients } from './redis.js';
+import { channelFanout, type FanoutStats } from './channel-fanout.js';
 
 /** An availability event, exactly as emit_availability() wrote it into the outbox. */
 export type AvailabilityEvent = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: string };
@@ -19,46 +17,47 @@ export type LivePubSub = {
   subscribe<T extends Topic>(topic: T, key: string): AsyncIterable<Topics[T]> & AsyncIterator<Topics[T]>;
   /** events of several keys of one topic as one stream (e.g. availabilityChanged(skus)) */
   subscribeMany<T extends Topic>(topic: T, keys: string[]): AsyncIterable<Topics[T]>;
+  /** what this process holds for its subscribers (diagnostics; the memory test reads it) */
+  stats(): FanoutStats;
 };
 
 /**
- * In-process pubsub (graphql-yoga's createPubSub), or, given Redis, the same API on `@graphql-yoga/redis-event-target`
- * so an event published by any instance reaches subscribers on every instance. Channels are `<prefix><topic>:<key>`.
- * Each event is serialized once per PUBLISH and parsed once per receiving process, then shared by its local subscribers.
+ * In-process pubsub, or, given Redis, the same API on Redis channels so an event published by any instance reaches
+ * subscribers on every instance. Channels are `<prefix><topic>:<key>`. Either way each channel has one listener in
+ * this process (one SUBSCRIBE on Redis), fanned out to its local subscriptions (channel-fanout.ts); each event is
+ * serialized once per PUBLISH and parsed once per receiving process, then shared by its local subscribers.
  */
 export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string } = {}): LivePubSub {
   const prefix = opts.redis?.prefix ?? opts.prefix ?? '';
   const redis = opts.redis;
-  const eventTarget = redis
-    ? createRedisEventTarget({
-        // The event target fires SUBSCRIBE/UNSUBSCRIBE without awaiting: keep a refused command from becoming an
-        // unhandled rejection (the subscriber connection queues them until Redis is back).
-        subscribeClient: {
-          on: (event: string, fn: (...args: any[]) => void) => redis.subscriber.on(event, fn),
-          subscribe: (channel: string) => redis.subscriber.subscribe(channel).catch(() => 0),
-          unsubscribe: (channel: string) => redis.subscriber.unsubscribe(channel).catch(() => 0),
-        } as any,
-        publishClient: redis.command,
-      })
-    : undefined;
-  // In-process: a plain EventTarget, with no listener limit (thousands of subscribers on one hot SKU are normal).
-  const localTarget = new EventTarget();
-  setMaxListeners(0, localTarget);
-  const pubsub = createPubSub<Record<string, [unknown]>>({ eventTarget: (eventTarget ?? localTarget) as any });
+  // SUBSCRIBE/UNSUBSCRIBE are not awaited: a refused command must not become an unhandled rejection (the subscriber
+  // connection queues them until Redis is back, and ioredis re-subscribes every channel after a reconnect).
+  const fanout = channelFanout(
+    redis && {
+      listen: (channel) => void redis.subscriber.subscribe(channel).catch(() => 0),
+      unlisten: (channel) => void redis.subscriber.unsubscribe(channel).catch(() => 0),
+    },
+  );
+  redis?.subscriber.on('message', (channel: string, message: string) => {
+    let event: unknown;
+    try {
+      event = JSON.parse(message);
+    } catch {
+      return; // not ours: every publisher on these channels writes JSON
+    }
+    fanout.deliver(channel, event);
+  });
   const channel = (topic: Topic, key: string) => `${prefix}${topic}:${key}`;
 
   return {
     async publish(topic, key, event) {
-      if (redis) {
-        // awaited (the event target's dispatchEvent is fire-and-forget): the relay marks a row published only after this
-        await redis.command.publish(channel(topic, key), JSON.stringify(event));
-      } else {
-        pubsub.publish(channel(topic, key), event);
-      }
+      // awaited on Redis: the relay marks a row published only after PUBLISH was acknowledged
+      if (redis) await redis.command.publish(channel(topic, key), JSON.stringify(event));
+      else fanout.deliver(channel(topic, key), event);
     },
     async publishMany(events) {
       if (!redis) {
-        for (const e of events) pubsub.publish(channel(e.topic, e.key), e.event);
+        for (const e of events) fanout.deliver(channel(e.topic, e.key), e.event);
         return;
       }
       const pipe = redis.command.pipeline();
@@ -67,11 +66,8 @@ export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string }
       const failed = results.find(([err]) => err);
       if (failed || results.length !== events.length) throw failed?.[0] ?? new Error('redis pipeline returned no results');
     },
-    subscribe: (topic, key) => pubsub.subscribe(channel(topic, key)) as any,
-    subscribeMany(topic, keys) {
-      const unique = [...new Set(keys)];
-      if (unique.length === 1) return pubsub.subscribe(channel(topic, unique[0]!)) as any;
-      return Repeater.merge(unique.map((k) => pubsub.subscribe(channel(topic, k)))) as any;
-    },
+    subscribe: (topic, key) => fanout.stream([channel(topic, key)]) as any,
+    subscribeMany: (topic, keys) => fanout.stream([...new Set(keys)].map((k) => channel(topic, k))) as any,
+    stats: fanout.stats,
   };
 }

@@ -56,7 +56,7 @@ export function shareSubscriptions() {
     void group.iterator?.return?.();
   }
 
-  return async function sharedSubscribe(args: ExecutionArgs, key: string, subscribe: Subscribe) {
+  async function sharedSubscribe(args: ExecutionArgs, key: string, subscribe: Subscribe) {
     let group: Group | undefined;
     for (let attempt = 0; attempt < 2 && (!group || group.closed); attempt++) {
       let pending = groups.get(key);
@@ -73,12 +73,24 @@ export function shareSubscriptions() {
     }
     const g = group!;
     return new Repeater<ExecutionResult>((push, stop) => {
-      const member = { push: (r: ExecutionResult) => push(r).catch(() => {}), end: () => stop() };
+      const member = {
+        push: (r: ExecutionResult) => {
+          try {
+            push(r).catch(() => {});
+          } catch (err) {
+            stop(err); // this subscriber stopped reading (its queue is full): it ends, the others go on
+          }
+        },
+        end: () => stop(),
+      };
       g.members.add(member);
       stop.then(() => {
         g.members.delete(member);
         if (g.members.size === 0) close(key, g);
       });
     });
-  };
+  }
+
+  /** the distinct operations running now (each one execution, however many subscribers) */
+  return Object.assign(sharedSubscribe, { size: () => groups.size });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../node/config.js';
 import { loadWorkerConfig } from '../edge/worker-config.js';
+import { DEFAULT_ROLE_LIMITS } from '../node/traffic-config.js';
 
 const WORKER = { DATABASE_URL: 'postgres://u:p@db.example/neondb', API_KEYS: 'storefront:abcdefgh12,partner:partner1234' };
 
@@ -8,9 +9,17 @@ describe('limit, rate limit and edge configuration', () => {
   it('has the documented defaults on the Node host', () => {
     expect(loadConfig({})).toMatchObject({
       limits: { maxBodyBytes: 65_536, maxDepth: 8, maxAliases: 15, maxTokens: 1_000, maxCost: 1_000 },
-      rateLimit: { limit: 600, windowSeconds: 60 },
+      rateLimit: { limit: DEFAULT_ROLE_LIMITS, windowSeconds: 60, buyerLimit: 30 },
+      trustProxy: 0,
+      maxActiveHolds: 5,
+      ws: { maxSubscriptionsPerSocket: 100, maxSocketsPerClient: 100, maxSocketsPerIp: 32 },
+      testDiagnostics: false,
       redisUrl: undefined,
     });
+    expect(DEFAULT_ROLE_LIMITS).toEqual({ public: 300_000, storefront: 300_000, partner: 60_000, admin: 6_000 });
+    // one number for every role, 0 for none
+    expect(loadConfig({ RATE_LIMIT_PER_WINDOW: '1200' }).rateLimit.limit).toBe(1200);
+    expect(loadConfig({ RATE_LIMIT_PER_WINDOW: '0', RATE_LIMIT_BUYER_PER_WINDOW: '0' }).rateLimit).toMatchObject({ limit: 0, buyerLimit: 0 });
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', MAX_DEPTH: '5' })).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379', limits: { maxDepth: 5 } });
   });
 
@@ -21,6 +30,7 @@ describe('limit, rate limit and edge configuration', () => {
       apiKeys: [{ role: 'storefront', key: 'abcdefgh12' }, { role: 'partner', key: 'partner1234' }],
       edgeCache: { ttlSeconds: 2, staleWhileRevalidateSeconds: 10 },
       limits: { maxBodyBytes: 65_536, maxCost: 1_000 },
+      maxActiveHolds: 5,
       neonWsProxy: undefined,
     });
     expect(() => loadWorkerConfig({})).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
@@ -32,7 +42,13 @@ describe('limit, rate limit and edge configuration', () => {
     ['MAX_ALIASES', '-1'],
     ['MAX_TOKENS', '1e9'],
     ['MAX_COST', '2.5'],
-    ['RATE_LIMIT_PER_WINDOW', '0'],
+    ['RATE_LIMIT_PER_WINDOW', '-1'],
+    ['RATE_LIMIT_BUYER_PER_WINDOW', 'many'],
+    ['TRUST_PROXY', 'yes'],
+    ['MAX_ACTIVE_HOLDS', '-1'],
+    ['MAX_SUBSCRIPTIONS_PER_SOCKET', '0'],
+    ['MAX_SOCKETS_PER_CLIENT', '0'],
+    ['MAX_SOCKETS_PER_IP', '1.5'],
     ['RATE_LIMIT_WINDOW_SECONDS', 'minute'],
     ['REDIS_URL', 'http://cache'],
   ])('refuses %s=%s on the Node host with a message naming the variable', (name, value) => {
@@ -48,5 +64,10 @@ describe('limit, rate limit and edge configuration', () => {
     ['MAX_DEPTH', '0'],
   ])('refuses %s=%s in the worker with a message naming the variable', (name, value) => {
     expect(() => loadWorkerConfig({ ...WORKER, [name]: value })).toThrow(new RegExp(`${name}: `));
+  });
+
+  it('refuses the test-only diagnostics route in production, naming the variable', () => {
+    expect(loadConfig({ LASTUNIT_TEST_DIAGNOSTICS: 'on' }).testDiagnostics).toBe(true);
+    expect(() => loadConfig({ LASTUNIT_TEST_DIAGNOSTICS: 'on', NODE_ENV: 'production' })).toThrow(/LASTUNIT_TEST_DIAGNOSTICS: test-only/);
   });
 });

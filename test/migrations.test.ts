@@ -213,7 +213,7 @@ describe('functions', () => {
     await migrate(db);
     const schema = await schemaOf(db);
     await db.query(`CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb LANGUAGE sql STABLE AS $$ SELECT '{}'::jsonb $$`);
-    await db.query(`DROP FUNCTION place_orders(jsonb, integer, integer)`);
+    await db.query(`DROP FUNCTION expire_due_holds(integer)`);
     expect(await schemaOf(db)).not.toEqual(schema);
     expect(await migrate(db)).toEqual([]);
     expect(await schemaOf(db)).toEqual(schema);

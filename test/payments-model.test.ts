@@ -46,7 +46,8 @@ const blind: Processor = { ...processor, lookup: async () => 'not_found' }; // a
 const orders = createOrders({
   db,
   metrics,
-  settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 5, maxLineQuantity: 5 },
+  // one customer places every order of the model: the hold limit (I14, test/fair-drops.test.ts) is off here
+  settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 5, maxLineQuantity: 5, maxActiveHolds: 0 },
   payments: { processor, settings: { deadlineSeconds: 60, recoverySeconds: 3600 } },
 });
 const caller = { clientId: 'model-client' };

@@ -85,6 +85,7 @@ describe('expiry', () => {
         Array.from({ length: 50 }, (_, j) =>
           t.placeOrder({
             idempotencyKey: `e500-${i + j}`,
+            customerId: `e500-c${i + j}`, // 500 shoppers: one customer may hold only MAX_ACTIVE_HOLDS at once
             lines: (i + j) % 2 ? [{ sku: 'EXP-500', quantity: 1 }, { sku: 'EXP-500B', quantity: 1 }] : [{ sku: 'EXP-500', quantity: 1 }],
           }),
         ),

@@ -11,10 +11,13 @@
 --              payment step runs; the payment step finishes the key (finish_key, 040_payments.sql).
 --   p_recovery_seconds: a key PROCESSING for longer than this (its request died between the hold and the
 --              authorization), or whose order is already final, is finished and replayed, never executed again.
+--   p_buyer, p_max_holds: whom the hold counts against and how many active holds a buyer may have (I14, 0 = no limit).
+DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 CREATE OR REPLACE FUNCTION prepare_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
-  p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL
+  p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -29,6 +32,7 @@ DECLARE
   v_currency     char(3);
   v_lines        jsonb;
   v_status_event bigint;
+  v_hold_buyer   text := CASE WHEN coalesce(p_max_holds, 0) > 0 THEN p_buyer END;
 BEGIN
   -- Unknown SKUs, mixed currencies and totals beyond integer range are bad input: answered before anything is
   -- written. Products are never deleted and prices are copied onto the order, so this read decides nothing about stock.
@@ -77,8 +81,8 @@ BEGIN
     RETURN jsonb_build_object('kind', 'replayed', 'order', order_json(v_existing.order_id), 'response', v_existing.response);
   END IF;
 
-  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at)
-  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now);
+  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer)
+  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now, v_hold_buyer);
   INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
   SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
   INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
@@ -91,13 +95,15 @@ BEGIN
 
   RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id, 'customerId', p_customer_id,
     'key', p_key, 'payment', p_payment, 'lines', v_lines, 'totalAmount', v_total, 'currency', v_currency,
-    'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event);
+    'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event, 'holdBuyer', v_hold_buyer, 'maxHolds', p_max_holds);
 END
 $$;
 
--- Phase 2, claim_order: the claims, then only one outbox insert per line (built from the UPDATE's own RETURNING) and
--- the commit hold the inventory row lock. A rejected claim takes no lock; the prepared order is then corrected to
--- REJECTED (recorded, so a retry with the same key replays the rejection). Returns the order document order_json()
+-- Phase 2, claim_order: the buyer's hold counter (I14, before any inventory row), the claims, then only one outbox
+-- insert per line (built from the UPDATE's own RETURNING) and the commit hold the inventory row lock. A limited SKU's
+-- units are counted for the customer right after its claim, under its row lock (I12). A rejected claim takes no lock;
+-- the prepared order is then corrected to REJECTED (recorded, so a retry with the same key replays the rejection) and
+-- its hold given back. p.holdTaken: place_orders took the hold already. Returns the order document order_json()
 -- would build, from what it already knows (no re-read).
 CREATE OR REPLACE FUNCTION claim_order(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
@@ -106,18 +112,28 @@ DECLARE
   v_lines      jsonb := p->'lines';
   v_failed_sku text;
   v_failed_qty integer;
+  v_limited    integer;  -- the purchase limit a line would exceed (I12)
   v_left       integer;
   v_rejection  jsonb;
   v_line       record;
   v_inv        record;
 BEGIN
+  -- I14: the buyer's active holds, by a conditional write, before any inventory row is locked.
+  IF NOT coalesce((p->>'holdTaken')::boolean, take_hold(p->>'clientId', p->>'holdBuyer', (p->>'maxHolds')::integer)) THEN
+    v_rejection := jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
+      'message', format('this buyer already has %s active holds: complete, release or let one expire first', p->>'maxHolds'));
   -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
-  IF jsonb_array_length(v_lines) = 1 THEN
+  ELSIF jsonb_array_length(v_lines) = 1 THEN
     SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
     UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
      WHERE sku = v_line.sku AND available >= v_line.quantity
-    RETURNING sku, available, version, updated_at INTO v_inv;
-    IF FOUND THEN
+    RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
+    IF FOUND AND v_inv.purchase_limit IS NOT NULL
+       AND NOT count_purchase(p->>'clientId', p->>'customerId', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
+      -- I12 refused: undo this claim on the row still locked by this transaction (no event was written for it)
+      UPDATE inventory SET available = available + v_line.quantity, reserved = reserved - v_line.quantity WHERE sku = v_line.sku;
+      v_failed_sku := v_line.sku; v_limited := v_inv.purchase_limit;
+    ELSIF FOUND THEN
       INSERT INTO outbox (topic, aggregate_key, payload)
       VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
               'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
@@ -129,10 +145,15 @@ BEGIN
       FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
         UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
          WHERE sku = v_line.sku AND available >= v_line.quantity
-        RETURNING sku, available, version, updated_at INTO v_inv;
+        RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
         IF NOT FOUND THEN
           v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
           RAISE EXCEPTION 'claim failed' USING ERRCODE = 'LU001';
+        END IF;
+        IF v_inv.purchase_limit IS NOT NULL  -- I12, under the row lock just taken
+           AND NOT count_purchase(p->>'clientId', p->>'customerId', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
+          v_failed_sku := v_line.sku; v_limited := v_inv.purchase_limit;
+          RAISE EXCEPTION 'purchase limit' USING ERRCODE = 'LU001';
         END IF;
         INSERT INTO outbox (topic, aggregate_key, payload)
         VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
@@ -143,13 +164,21 @@ BEGIN
     END;
   END IF;
 
-  IF v_failed_sku IS NOT NULL THEN
+  IF v_limited IS NOT NULL THEN
+    v_rejection := jsonb_build_object('code', 'PURCHASE_LIMIT', 'sku', v_failed_sku,
+      'message', format('%s is limited to %s per customer', v_failed_sku, v_limited));
+  ELSIF v_failed_sku IS NOT NULL THEN
     SELECT available INTO v_left FROM inventory WHERE sku = v_failed_sku;  -- for the message only: the decision was the UPDATE
     v_rejection := jsonb_build_object(
       'code', CASE WHEN v_left = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
       'sku', v_failed_sku,
       'message', CASE WHEN v_left = 0 THEN format('%s is sold out', v_failed_sku)
                       ELSE format('not enough %s left for %s', v_failed_sku, v_failed_qty) END);
+  END IF;
+
+  IF v_rejection IS NOT NULL THEN
+    -- the hold was counted (unless that is what refused it): this order holds nothing, so it no longer counts (I14)
+    IF v_rejection->>'code' <> 'HOLD_LIMIT' THEN PERFORM give_holds_back(p->>'clientId', p->>'holdBuyer', 1); END IF;
     UPDATE orders SET status = 'REJECTED', rejection = v_rejection WHERE id = v_order_id;
     DELETE FROM reservations WHERE order_id = v_order_id;
     UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = (p->>'statusEvent')::bigint;
@@ -170,15 +199,17 @@ END
 $$;
 
 -- placeOrder for one order: both phases in one statement, one round trip.
+DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 CREATE OR REPLACE FUNCTION place_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
-  p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL
+  p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_prepared jsonb := prepare_order(p_client_id, p_customer_id, p_key, p_request_hash, p_lines,
-                                    p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds);
+                                    p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds, p_buyer, p_max_holds);
 BEGIN
   IF v_prepared->>'kind' <> 'prepared' THEN
     RETURN v_prepared;
@@ -191,11 +222,14 @@ $$;
 -- Several single-line orders for ONE SKU are placed in one transaction. Each still goes through prepare_order and
 -- claim_order (its own key row, its own conditional UPDATE: I3, I4, I5 unchanged), but they share one commit, so the
 -- hot row lock is held for one WAL flush instead of one per order.
--- Lock order: phase 1 (key rows, in key order) for every request before any claim, so this transaction never waits for
--- a key row while it holds the inventory row; the callers batch only orders for the same single SKU, so a batch locks
--- exactly one inventory row and cannot deadlock with writers that lock in SKU order.
--- p_requests: jsonb array of {clientId, customerId, key, hash, lines}; returns the answers in the same order.
-CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer) RETURNS jsonb
+-- Lock order: phase 1 (key rows, in key order) for every request before any claim, then every buyer's hold counter
+-- (I14, in buyer order), so this transaction never waits for a key row or a hold counter while it holds the inventory
+-- row; the callers batch only orders for the same single SKU, so a batch locks exactly one inventory row and cannot
+-- deadlock with writers that lock in SKU order.
+-- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer}; returns the answers in the same order.
+DROP FUNCTION IF EXISTS place_orders(jsonb, integer, integer);
+CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer, p_max_holds integer DEFAULT 0)
+RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_req      record;
@@ -208,7 +242,16 @@ BEGIN
      ORDER BY e.value->>'clientId', e.value->>'customerId', e.value->>'key'
   LOOP
     v_prepared[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
-                                         v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours);
+                                         v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours, false, NULL,
+                                         v_req.r->>'buyer', p_max_holds);
+  END LOOP;
+  FOR v_req IN
+    SELECT i AS n FROM generate_subscripts(v_prepared, 1) AS i
+     WHERE v_prepared[i]->>'kind' = 'prepared' AND v_prepared[i]->>'holdBuyer' IS NOT NULL
+     ORDER BY v_prepared[i]->>'clientId', v_prepared[i]->>'holdBuyer', i
+  LOOP
+    v_prepared[v_req.n] := v_prepared[v_req.n] || jsonb_build_object('holdTaken',
+      take_hold(v_prepared[v_req.n]->>'clientId', v_prepared[v_req.n]->>'holdBuyer', p_max_holds));
   END LOOP;
   FOR i IN 1 .. v_n LOOP
     v_out := v_out || jsonb_build_array(CASE WHEN v_prepared[i]->>'kind' = 'prepared' THEN claim_order(v_prepared[i]) ELSE v_prepared[i] END);

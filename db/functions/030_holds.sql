@@ -2,20 +2,27 @@
 
 -- Moves the units of the given (already locked) orders' reservations in state p_from to p_to: SOLD moves them
 -- reserved -> sold, anything else (RELEASED, EXPIRED) reserved -> available. Inventory rows are locked in SKU order,
--- as every writer does, so this cannot deadlock with placeOrder. Returns the SKUs whose stock moved.
+-- as every writer does, so this cannot deadlock with placeOrder. Every path that gives units back or sells them comes
+-- through here, so the fair-drop counters (I12, I14, 060_fair-drops.sql) move in the same transaction. Returns the
+-- SKUs whose stock moved.
 CREATE OR REPLACE FUNCTION move_reserved_units(p_order_ids uuid[], p_from text, p_to text, p_reason text) RETURNS text[]
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_skus text[];
-  v_qtys integer[];
+  v_skus  text[];
+  v_qtys  integer[];
+  v_moved jsonb;
 BEGIN
+  -- I14 lock order: the buyers' hold counters before reservations and inventory, where placeOrder takes them
+  IF p_from IN ('HELD', 'AWAITING_PAYMENT') THEN PERFORM lock_hold_counters(p_order_ids); END IF;
   -- I6: only reservations still in p_from move; a second caller finds none.
   WITH moved AS (
     UPDATE reservations SET state = p_to, released_reason = p_reason, updated_at = now()
      WHERE order_id = ANY (p_order_ids) AND state = p_from
-    RETURNING sku, quantity)
-  SELECT array_agg(sku ORDER BY sku), array_agg(q ORDER BY sku) INTO v_skus, v_qtys
-    FROM (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku) s;
+    RETURNING order_id, sku, quantity),
+  per_sku AS (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku)
+  SELECT (SELECT array_agg(sku ORDER BY sku) FROM per_sku), (SELECT array_agg(q ORDER BY sku) FROM per_sku),
+         (SELECT jsonb_agg(jsonb_build_object('o', order_id, 's', sku, 'q', quantity)) FROM moved)
+    INTO v_skus, v_qtys, v_moved;
   -- I2: the same units leave reserved and enter sold or available, in this transaction.
   FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
     UPDATE inventory
@@ -25,6 +32,7 @@ BEGIN
            version = version + 1, updated_at = now()
      WHERE sku = v_skus[i];
   END LOOP;
+  PERFORM give_back_counts(v_moved, p_from, p_to);  -- I12, I14: after the inventory rows they count are locked
   IF v_skus IS NOT NULL AND p_to <> 'SOLD' THEN PERFORM emit_availability(v_skus); END IF;  -- I9: available changed
   RETURN v_skus;
 END

@@ -23,8 +23,8 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * dropped after the file. Requests go through `app.request`, no port.
  */
 export async function startTestApp(
-  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number; partnerDocuments: PartnerDocumentCacheOptions }> &
-    Partial<Pick<AppDeps, 'limits' | 'production' | 'rateLimit' | 'keys'>> = {},
+  settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number; maxActiveHolds: number; partnerDocuments: PartnerDocumentCacheOptions }> &
+    Partial<Pick<AppDeps, 'limits' | 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp'>> = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
   live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
@@ -45,12 +45,15 @@ export async function startTestApp(
     limits: settings.limits,
     production: settings.production,
     rateLimit: settings.rateLimit,
+    admitBuyer: settings.admitBuyer,
+    clientIp: settings.clientIp,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,
       maxLines: settings.maxLines ?? 50,
       maxLineQuantity: settings.maxLineQuantity ?? 100,
+      maxActiveHolds: settings.maxActiveHolds,
     },
     payments: typeof payments === 'function' ? payments(tdb.db) : payments,
   });

@@ -75,7 +75,8 @@ export async function startPaymentsApp(
   }
   /** placeOrder with a payment, over HTTP. */
   async function pay(key: string, sku: string, token: string, quantity = 1) {
-    const d = await http(PAY, { input: { idempotencyKey: key, customerId: 'payer-1', lines: [{ sku, quantity }], payment: { provider: 'sandbox', token } } });
+    // one shopper per key: a customer may hold only MAX_ACTIVE_HOLDS orders at once (I14)
+    const d = await http(PAY, { input: { idempotencyKey: key, customerId: `payer-${key}`, lines: [{ sku, quantity }], payment: { provider: 'sandbox', token } } });
     return d.placeOrder as { replayed: boolean; order: { id: string; status: string; reservation: { state: string } | null; rejection: { code: string } | null } | null; userErrors: { code: string; field: string[] | null }[] };
   }
   async function order(id: string) {

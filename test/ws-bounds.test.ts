@@ -1,0 +1,198 @@
+// graphql-ws bounded like HTTP, against the real server (a child process) over loopback: subscriptions only, a
+// message size cap, subscriptions per socket, sockets per client, and memory that comes back after the sockets close.
+import http from 'node:http';
+import pino from 'pino';
+import { getRequestListener } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
+import { createTestDatabase } from './support/db.js';
+import { openSocket, type RawSocket } from './support/ws-raw.js';
+import { createApp } from '../app/app.js';
+import { createMetrics } from '../common/metrics.js';
+import { createLivePubSub } from '../subscriptions/pubsub.js';
+import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
+import { clientIpOf } from '../common/client-ip.js';
+
+const tdb = await createTestDatabase();
+afterAll(() => tdb.drop());
+const KEY = { a: 'ws_bounds_storefront_a_key', b: 'ws_bounds_storefront_b_key', admin: 'ws_bounds_admin_key_12345' };
+const SOCKETS_PER_CLIENT = 20;
+let srv: ServerProcess;
+beforeAll(async () => {
+  srv = await spawnServer({
+    env: {
+      DATABASE_URL: tdb.url,
+      API_KEYS: `storefront:client-a:${KEY.a},storefront:client-b:${KEY.b},admin:ops:${KEY.admin}`,
+      MAX_SOCKETS_PER_CLIENT: String(SOCKETS_PER_CLIENT),
+      LASTUNIT_TEST_DIAGNOSTICS: 'on',
+    },
+    // a heap figure after a full collection is the live set: what the server still holds, not garbage not yet reclaimed
+    nodeArgs: ['--expose-gc'],
+  });
+});
+afterAll(() => srv?.stop());
+
+const AVAILABILITY = `subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { sku available } }`;
+type Diagnostics = {
+  gcForced: boolean;
+  heapUsedBytes: number;
+  pubsub: { channels: number; listeners: number; streams: number };
+  graphqlWs: { sockets: number; subscriptions: number; sharedExecutions: number };
+};
+async function diagnostics(): Promise<Diagnostics> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // a fresh connection each time: a kept-alive one may have timed out while the server was busy collecting
+      return (await (await fetch(`${srv.url}/__diagnostics`, { headers: { connection: 'close' } })).json()) as Diagnostics;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+async function until(what: string, ok: (d: Diagnostics) => boolean, ms = 60_000): Promise<Diagnostics> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const d = await diagnostics();
+    if (ok(d)) return d;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(d)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+const MB = 1024 * 1024;
+
+describe('graphql-ws on the real server', () => {
+  it('refuses queries and mutations with SUBSCRIPTIONS_ONLY and runs nothing', async () => {
+    const s = openSocket(srv.url, KEY.a);
+    await s.acked;
+    s.subscribe('q', `{ product(sku: "X") { sku } }`);
+    s.subscribe('m', `mutation { placeOrder(input: { idempotencyKey: "ws-m", customerId: "c", lines: [{ sku: "X", quantity: 1 }] }) { order { id } } }`);
+    for (const id of ['q', 'm']) {
+      const e = await s.answer(id);
+      expect(e.type).toBe('error');
+      expect(e.payload[0].extensions.code).toBe('SUBSCRIPTIONS_ONLY');
+      expect(e.payload[0].message).toMatch(/only subscriptions.*POST \/graphql/);
+    }
+    expect((await tdb.db.query(`SELECT count(*)::int AS n FROM orders`)).rows[0].n).toBe(0);
+    s.ws.close();
+  });
+
+  it('closes the socket with 1009 on a message larger than MAX_BODY_BYTES, even before connection_init, without reading it', async () => {
+    for (const init of [false, true]) {
+      const s = openSocket(srv.url, KEY.a, { init });
+      if (init) await s.acked;
+      else await new Promise((r) => s.ws.once('open', r));
+      s.ws.send(Buffer.alloc(20 * MB, 0x20));
+      expect((await s.closed).code).toBe(1009);
+    }
+    expect(srv.output()).not.toMatch(/Internal error/); // a client's fault, not reported as the server's
+  });
+
+  it(`allows at most MAX_SUBSCRIPTIONS_PER_SOCKET (100) at once: the 101st is refused, and completing one frees a slot`, async () => {
+    const s = openSocket(srv.url, KEY.a);
+    await s.acked;
+    for (let i = 0; i < 100; i++) s.subscribe(`s${i}`, AVAILABILITY, { skus: [`CAP-${i}`] });
+    await until('100 subscriptions registered', (d) => d.graphqlWs.subscriptions >= 100);
+    s.subscribe('s100', AVAILABILITY, { skus: ['CAP-100'] });
+    const refused = await s.answer('s100');
+    expect(refused.payload[0].extensions.code).toBe('TOO_MANY_SUBSCRIPTIONS');
+    s.send({ id: 's0', type: 'complete' });
+    await until('one completed', (d) => d.graphqlWs.subscriptions === 99);
+    s.subscribe('s101', AVAILABILITY, { skus: ['CAP-101'] });
+    await until('a new one in its place', (d) => d.graphqlWs.subscriptions === 100);
+    expect(s.messages.filter((m) => m.type === 'error')).toHaveLength(1);
+    s.ws.close();
+    await until('all closed', (d) => d.graphqlWs.sockets === 0);
+  });
+
+  it(`allows at most MAX_SOCKETS_PER_CLIENT sockets per API client (4429 past it), counted per client, freed on close`, async () => {
+    const sockets = Array.from({ length: SOCKETS_PER_CLIENT }, () => openSocket(srv.url, KEY.b));
+    await Promise.all(sockets.map((s) => s.acked));
+    const extra = openSocket(srv.url, KEY.b);
+    expect(await extra.closed).toEqual({ code: 4429, reason: 'Too many sockets for this API client' });
+    const other = openSocket(srv.url, KEY.a); // another client is not affected
+    await other.acked;
+    sockets[0]!.ws.close();
+    await sockets[0]!.closed;
+    await until('the closed one released', (d) => d.graphqlWs.sockets === SOCKETS_PER_CLIENT);
+    const again = openSocket(srv.url, KEY.b);
+    await again.acked;
+    for (const s of [...sockets, other, again]) s.ws.close();
+    await until('all closed', (d) => d.graphqlWs.sockets === 0);
+  });
+
+  it('returns heap and listeners to their baseline after 2,000 subscriptions x 100 SKUs are closed', async () => {
+    const open = async (sockets: number, subsPerSocket: number, tag: string): Promise<RawSocket[]> => {
+      const all = Array.from({ length: sockets }, () => openSocket(srv.url, KEY.a));
+      await Promise.all(all.map((s) => s.acked));
+      all.forEach((s, si) => {
+        for (let i = 0; i < subsPerSocket; i++)
+          s.subscribe(String(i), AVAILABILITY, { skus: Array.from({ length: 100 }, (_, j) => `${tag}${si}x${i}x${j}`) });
+      });
+      return all;
+    };
+    const closeAll = async (all: RawSocket[]) => {
+      for (const s of all) s.ws.close();
+      await Promise.all(all.map((s) => s.closed));
+      return until('everything released', (d) => d.graphqlWs.sockets === 0 && d.graphqlWs.subscriptions === 0 && d.pubsub.listeners === 0 && d.graphqlWs.sharedExecutions === 0);
+    };
+    // warm up the code paths once (JIT, caches), so the baseline is the steady state
+    await closeAll(await open(2, 100, 'W'));
+    const baseline = await diagnostics();
+    expect(baseline.gcForced).toBe(true);
+
+    const all = await open(SOCKETS_PER_CLIENT, 100, 'M'); // 20 sockets x 100 = 2,000 subscriptions, 200,000 (subscription, SKU) pairs
+    const peak = await until('2,000 subscriptions registered', (d) => d.graphqlWs.subscriptions === 2000 && d.pubsub.listeners === 200_000);
+    expect(peak.pubsub).toEqual({ channels: 200_000, listeners: 200_000, streams: 2000 });
+    const grew = (peak.heapUsedBytes - baseline.heapUsedBytes) / MB;
+    // bounded per pair: one Set entry per (subscription, SKU), not a repeater and an EventTarget listener each
+    // (which held ~3.7 KB per pair: 2,000 x 100 took the heap up by ~730 MB)
+    expect(grew).toBeGreaterThan(20);
+    expect(grew).toBeLessThan(250);
+
+    const after = await closeAll(all);
+    const left = (after.heapUsedBytes - baseline.heapUsedBytes) / MB;
+    console.log(`ws memory: baseline ${(baseline.heapUsedBytes / MB).toFixed(1)} MB, +${grew.toFixed(1)} MB with 2,000 x 100, +${left.toFixed(1)} MB after close`);
+    expect(left).toBeLessThan(8);
+  }, 180_000);
+});
+
+describe('graphql-ws sockets of a public key', () => {
+  it('are counted per client address (MAX_SOCKETS_PER_IP): each browser is its own client', async () => {
+    const keys = [{ role: 'public' as const, client: 'web', key: 'ws_bounds_public_key_1234' }];
+    const { yoga, lookupCaller } = createApp({
+      db: tdb.db,
+      metrics: createMetrics(),
+      keys,
+      logger: pino({ level: 'silent' }),
+      pubsub: createLivePubSub(),
+      settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 50, maxLineQuantity: 100 },
+    });
+    const server = http.createServer(getRequestListener(() => new Response('not here', { status: 404 })));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    // the public role's subscription rights are not this test's concern: it lets the role connect, as the host will
+    const ws = attachGraphqlWs(server, {
+      yoga,
+      lookupCaller,
+      roles: ['public'],
+      maxSocketsPerIp: 2,
+      maxSocketsPerClient: 1, // not what counts for a public key
+      clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy: 1 }),
+    });
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const from = (ip: string) => openSocket(url, keys[0]!.key, { headers: { 'x-forwarded-for': ip } });
+      const first = [from('203.0.113.7'), from('203.0.113.7'), from('198.51.100.1')];
+      await Promise.all(first.map((s) => s.acked));
+      expect((await from('203.0.113.7').closed)).toEqual({ code: 4429, reason: 'Too many sockets from this address' });
+      first[0]!.ws.close();
+      await first[0]!.closed;
+      await new Promise((r) => setTimeout(r, 50));
+      const again = from('203.0.113.7');
+      await again.acked;
+      for (const s of [...first, again]) s.ws.close();
+    } finally {
+      await ws.dispose();
+      server.close();
+    }
+  });
+});
