@@ -27,6 +27,18 @@ export function generateDemoKeys(): ApiKey[] {
 export type AuthVariables = { caller: Caller };
 
 /**
+ * Whether an `Authorization` header carries exactly `Bearer <secret>`, compared as digests in constant time.
+ * @example const allowed = bearerMatcher(config.metricsToken); if (!(await allowed(header))) return 401
+ */
+export function bearerMatcher(secret: string): (header: string | undefined | null) => Promise<boolean> {
+  const expected = sha256Hex(secret);
+  return async (header) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+    return sameDigest(await expected, await sha256Hex(m ? m[1]! : `\u0000${header ?? ''}`));
+  };
+}
+
+/**
  * A lookup from a presented key (or an `Authorization: Bearer <key>` value) to its caller; undefined when unknown.
  * Client ids are digests (Web Crypto is async): computed once, on the first lookup.
  * @example const caller = await lookupCaller('Bearer lu_storefront_...')

@@ -90,6 +90,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     graphiql: config.nodeEnv !== 'production',
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     production: config.nodeEnv === 'production',
+    metricsToken: config.metricsToken,
     limits: config.limits,
     rateLimit: keyLimit,
     admitBuyer: buyerRateLimit({ limit: config.rateLimit.buyerLimit, windowSeconds: config.rateLimit.windowSeconds, store: rateLimitStore, onStoreError }),
@@ -135,7 +136,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   );
 
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
   const ws = attachGraphqlWs(server as any, {
     yoga,
@@ -149,7 +150,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   });
   socketStats = ws.stats;
   const port = (server.address() as { port: number }).port;
-  const url = `http://127.0.0.1:${port}`;
+  // a wildcard or loopback address is reached here as 127.0.0.1; a specific one by itself
+  const reachAt = ['0.0.0.0', '::', '[::]', 'localhost', '::1', '[::1]'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${reachAt}:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
 
   let stopping: Promise<void> | undefined;
