@@ -21,6 +21,7 @@ import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
+import { refuseAmbiguousOperations } from './operation.js';
 import type { KeyRateLimit } from './rate-limit.js';
 import type { AdmitBuyer } from './buyer-rate-limit.js';
 
@@ -37,6 +38,8 @@ export type AppDeps = {
   logger: YogaLogger;
   settings: OrderSettings;
   limits?: Partial<Limits>;
+  /** the body limit of payment webhooks (default DEFAULT_WEBHOOK_MAX_BODY_BYTES) */
+  webhookMaxBodyBytes?: number;
   /** when set, GET /metrics answers only `Authorization: Bearer <metricsToken>` (401 otherwise) */
   metricsToken?: string;
   /** production: introspection off */
@@ -135,7 +138,7 @@ export function createApp(deps: AppDeps) {
   });
   // Payments webhooks are a Node-host route (the processor and the reconciler live there).
   if (typeof deps.db !== 'function')
-    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten }));
+    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten, maxBodyBytes: deps.webhookMaxBodyBytes }));
   app.use('/graphql', requestBodyLimit(deps.limits?.maxBodyBytes ?? 65_536));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   if (deps.clientIp) {
@@ -149,6 +152,7 @@ export function createApp(deps: AppDeps) {
   }
   if (deps.rateLimit) app.use('/graphql', deps.rateLimit.middleware);
   app.use('/graphql', refuseBatches());
+  app.use('/graphql', refuseAmbiguousOperations());
   if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 

@@ -89,6 +89,7 @@ const schema = z.object({
   PAYMENT_DEADLINE_SECONDS: int(1, 60),
   PAYMENT_WEBHOOK_SECRET: optionalText,
   WEBHOOK_TOLERANCE_SECONDS: int(1, 300),
+  WEBHOOK_MAX_BODY_BYTES: int(1024, 262_144),
   RECONCILE_INTERVAL_MS: int(10, 1000),
   STRIPE_SECRET_KEY: optionalText,
   STRIPE_WEBHOOK_SECRET: optionalText,
@@ -200,6 +201,8 @@ export type PaymentsConfig = {
   deadlineSeconds: number;
   webhookSecret: string;
   webhookToleranceSeconds: number;
+  /** larger webhook bodies are refused with 413 while they stream */
+  webhookMaxBodyBytes: number;
   reconcileIntervalMs: number;
   stripeSecretKey?: string;
   stripeWebhookSecret?: string;
@@ -239,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       // the development secret only outside production (a production start without a secret of its own is refused above)
       webhookSecret: c.PAYMENT_PROVIDER === 'stripe' ? c.STRIPE_WEBHOOK_SECRET! : (c.PAYMENT_WEBHOOK_SECRET ?? (c.NODE_ENV === 'production' ? '' : DEV_WEBHOOK_SECRET)),
       webhookToleranceSeconds: c.WEBHOOK_TOLERANCE_SECONDS,
+      webhookMaxBodyBytes: c.WEBHOOK_MAX_BODY_BYTES,
       reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
       stripeSecretKey: c.STRIPE_SECRET_KEY,
       stripeWebhookSecret: c.STRIPE_WEBHOOK_SECRET,

@@ -91,6 +91,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     production: config.nodeEnv === 'production',
     metricsToken: config.metricsToken,
+    webhookMaxBodyBytes: config.payments.webhookMaxBodyBytes,
     limits: config.limits,
     rateLimit: keyLimit,
     admitBuyer: buyerRateLimit({ limit: config.rateLimit.buyerLimit, windowSeconds: config.rateLimit.windowSeconds, store: rateLimitStore, onStoreError }),
