@@ -77,6 +77,7 @@ const schema = z.object({
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1-64 letters, digits, colon, dot, dash or underscore').default('lastunit:'),
   CACHE_TTL_SECONDS: int(1, 5),
   RELAY: z.enum(['on', 'off']).default('on'),
+  CLAIM_BATCHING: z.enum(['on', 'off']).default('on'),
   RELAY_POLL_MS: int(50, 500),
   RELAY_BATCH_SIZE: int(1, 200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -191,6 +192,8 @@ export type Config = {
   limits: Limits;
   /** active holds per buyer (I14); 0: no limit */
   maxActiveHolds: number;
+  /** coalesce concurrent single-line claims of one SKU into one transaction (CLAIM_BATCHING, default on) */
+  claimBatching: boolean;
 } & TrafficConfig;
 
 export type PaymentsConfig = {
@@ -256,6 +259,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relayBatchSize: c.RELAY_BATCH_SIZE,
     limits: toLimits(c),
     maxActiveHolds: c.MAX_ACTIVE_HOLDS,
+    claimBatching: c.CLAIM_BATCHING === 'on',
     ...toTrafficConfig(c),
   };
 }

@@ -82,7 +82,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
   const keyLimit = rateLimit({ ...config.rateLimit, store: rateLimitStore, onStoreError });
   const trustProxy = config.trustProxy;
-  const { app, yoga, lookupCaller, orders, catalog, partners } = createApp({
+  const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
     db,
     metrics,
     keys,
@@ -143,7 +143,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     yoga,
     lookupCaller,
     isProd: config.nodeEnv === 'production',
-    context: { orders, catalog, partners },
+    context: { orders, catalog, partners, channels },
     maxPayloadBytes: config.limits.maxBodyBytes,
     ...config.ws,
     clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy }),
