@@ -21,7 +21,7 @@ function sameDigest(a: string, b: string): boolean {
 /** Random demo keys for the embedded default, one per role. */
 export function generateDemoKeys(): ApiKey[] {
   const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
-  return (['storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${hex()}` }));
+  return (['public', 'storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${hex()}` }));
 }
 
 export type AuthVariables = { caller: Caller };
