@@ -60,5 +60,9 @@ export async function startChannelsApp(opts: Parameters<typeof startTestApp>[0] 
       'x-shopify-triggered-at': new Date().toISOString(),
     });
   };
-  return { ...t, url, admin, createChannel, listings, post, sandboxEvent, shopifyEvent };
+  async function restock(sku: string, quantity: number) {
+    const d = await admin(`mutation($input: RestockInput!) { restock(input: $input) { userErrors { code } } }`, { input: { sku, quantity } });
+    if (d.restock.userErrors.length) throw new Error(JSON.stringify(d));
+  }
+  return { ...t, url, admin, createChannel, listings, post, sandboxEvent, shopifyEvent, restock };
 }
