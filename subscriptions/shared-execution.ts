@@ -69,6 +69,7 @@ export function conflatingQueue(conflateKey: ((result: ExecutionResult) => strin
     async return() {
       ended = true;
       pending.length = 0;
+      wake?.(); // a next() waiting for a result ends too (the reader's loop finishes and lets go of its socket)
       finish();
       return { value: undefined, done: true };
     },
