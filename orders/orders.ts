@@ -9,12 +9,18 @@ import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from './payment-step.js';
 import { createPlaceOrder } from './place-order.js';
 import { createReleaseReservation } from './release-order.js';
+import { createPayOrder } from './pay-order.js';
+import { createConfirmOrder } from './confirm-order.js';
+import { latestPayment, type PaymentView } from '../db/payments-store.js';
 import { isUuid } from './rules.js';
 
 export type { OrderRecord };
 export { toOrder } from '../db/orders-store.js';
 export type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 export type { ReleaseInput, ReleaseResult } from './release-order.js';
+export type { PayOrderInput, PayOrderResult } from './pay-order.js';
+export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
+export type { PaymentView };
 
 export type OrdersDeps = {
   db: Db;
@@ -35,6 +41,11 @@ export function createOrders(deps: OrdersDeps) {
   return {
     placeOrder: createPlaceOrder({ ...deps, onOutboxWritten }),
     releaseReservation: createReleaseReservation({ ...deps, onOutboxWritten }),
+    payOrder: createPayOrder({ ...deps, onOutboxWritten }),
+    confirmOrder: createConfirmOrder({ ...deps, onOutboxWritten }),
+    /** The latest payment attempt of one of the caller's orders (Order.payment); null: none. */
+    getPayment: (caller: { clientId: string; role?: string }, orderId: string): Promise<PaymentView | null> =>
+      latestPayment(deps.db, caller.role === 'admin' ? null : caller.clientId, orderId),
     /** One of the caller's orders; null when unknown or another client's. */
     getOrder: (caller: { clientId: string }, id: string): Promise<OrderRecord | null> =>
       isUuid(id) ? store.findOrder(deps.db, caller.clientId, id) : Promise.resolve(null),
