@@ -17,6 +17,8 @@ import type { AfterCommit } from '../common/after-commit.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';
 import { paymentWebhooks } from './payment-webhooks.js';
+import { channelWebhooks } from './channel-webhooks.js';
+import { createChannels } from '../orders/channels.js';
 import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
@@ -63,6 +65,11 @@ export type AppDeps = {
    * cf-connecting-ip): the buyer of a `public` key (orders/buyer.ts). Absent or undefined: unknown.
    */
   clientIp?: (c: HonoContext<Env>) => string | undefined;
+  /**
+   * Marketplace channels (docs/channels.md): the webhook's signature tolerance and body limit, and whom to wake when a
+   * marketplace order left work for the pusher (an oversell's cancellation). Absent: defaults (300 s, 256 KiB).
+   */
+  channels?: { toleranceSeconds?: number; maxBodyBytes?: number; onIncident?: () => void };
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
   graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
@@ -82,6 +89,7 @@ export function createApp(deps: AppDeps) {
     orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten }),
     catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten }),
     partners: createPartnerDocuments({ db, checkDocument }),
+    channels: createChannels({ db }),
   });
   const fixed = typeof deps.db === 'function' ? undefined : domainFor(deps.db);
   const dbOf = (c: HonoContext<Env>): Db => (typeof deps.db === 'function' ? deps.db(c) : deps.db);
@@ -90,7 +98,7 @@ export function createApp(deps: AppDeps) {
 
   // The persisted-operations plugin sees only the Request: the caller authentication found travels beside it.
   const parties = new WeakMap<Request, RequestParty>();
-  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners' | 'admitBuyer'>>({
+  const yoga = createYoga<{ caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners' | 'channels' | 'admitBuyer'>>({
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: deps.graphiql ? { title: 'lastunit' } : false,
@@ -103,7 +111,7 @@ export function createApp(deps: AppDeps) {
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
     ],
-    context: ({ caller, orders, catalog, partners, admitBuyer }): Context => ({ caller, orders, catalog, partners, live, admitBuyer }),
+    context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({ caller, orders, catalog, partners, channels, live, admitBuyer }),
   });
   const runYoga = (req: Request, c: HonoContext<Env>) => {
     const caller = c.get('caller');
@@ -127,6 +135,16 @@ export function createApp(deps: AppDeps) {
   // Payments webhooks are a Node-host route (the processor and the reconciler live there).
   if (typeof deps.db !== 'function')
     app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten }));
+  // Marketplace order webhooks, also a Node-host route (the pusher that answers oversells lives there).
+  if (typeof deps.db !== 'function')
+    app.route('/webhooks/channels', channelWebhooks({
+      db: deps.db,
+      metrics: deps.metrics,
+      onOutboxWritten: deps.onOutboxWritten,
+      maxBodyBytes: deps.channels?.maxBodyBytes ?? 262_144,
+      toleranceSeconds: deps.channels?.toleranceSeconds ?? 300,
+      onIncident: deps.channels?.onIncident,
+    }));
   app.use('/graphql', requestBodyLimit(deps.limits?.maxBodyBytes ?? 65_536));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   if (deps.clientIp) {
@@ -143,5 +161,5 @@ export function createApp(deps: AppDeps) {
   if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 
-  return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, partners: fixed?.partners, live, lookupCaller: createCallerLookup(deps.keys) };
+  return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, partners: fixed?.partners, channels: fixed?.channels, live, lookupCaller: createCallerLookup(deps.keys) };
 }

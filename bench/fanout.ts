@@ -1,41 +1,53 @@
-// `npm run bench:fanout`: live fan-out. SUBSCRIBERS graphql-ws clients watch one SKU on a real server process while a
-// burst of SALES orders is placed over HTTP; reports commit-to-delivery lag (p50/p99/max) and deliveries/s.
-// Traffic stays on 127.0.0.1. Bounded: at most TIMEOUT_S seconds, SUBSCRIBERS x SALES deliveries.
+// `npm run bench:fanout` (and the fan-out part of `npm run bench`): live fan-out. SUBSCRIBERS graphql-ws clients watch
+// one SKU on a real server process while a burst of SALES orders sells its whole stock over HTTP. Reports
+//   freshness: per subscriber, from the last sale's commit to the moment it shows the final count (p50/p99/max);
+//              the target is p99 <= 250 ms (a subscriber that is behind must get the newest count, not a backlog);
+//   lag:       per delivered event, commit -> delivery (p50/p99/max), and how many events were delivered.
+// Traffic stays on 127.0.0.1. Bounded: at most TIMEOUT_S seconds of waiting, SUBSCRIBERS x SALES deliveries.
 // Env: DATABASE_URL (a server; the bench creates and drops its own database on it; embedded PostgreSQL when absent),
 //      REDIS_URL (optional: Redis pubsub), SUBSCRIBERS (2000), SALES (50), CONCURRENCY (20), TIMEOUT_S (90),
 //      FANOUT_SERVER_NODE_ARGS (extra node flags for the server, e.g. --cpu-prof).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { createBenchDatabase } from './database.js';
 import { percentile } from '../kit/stats.js';
 import { spawnServer } from '../kit/server.js';
 
-const num = (name: string, def: number) => {
-  const v = Number(process.env[name] ?? def);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
-  return v;
+export const FRESHNESS_TARGET_MS = 250;
+
+export type FanoutOptions = {
+  /** the database the server uses (already migrated) */
+  databaseUrl: string;
+  subscribers: number;
+  sales: number;
+  concurrency?: number;
+  timeoutS?: number;
+  /** extra environment for the server (e.g. REDIS_URL) */
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  log?: (line: string) => void;
+  signal?: AbortSignal;
 };
-const SUBSCRIBERS = num('SUBSCRIBERS', 2000);
-const SALES = num('SALES', 50);
-const CONCURRENCY = num('CONCURRENCY', 20);
-const TIMEOUT_S = num('TIMEOUT_S', 90);
-const KEY = `bench_storefront_${randomBytes(6).toString('hex')}`;
-const ADMIN = `bench_admin_${randomBytes(6).toString('hex')}`;
-const SKU = 'FANOUT-1';
 
-async function startServer(databaseUrl: string) {
-  const server = await spawnServer({
-    // one storefront key opens every subscriber's socket here (a browser would use a public key, counted per address)
-    env: { DATABASE_URL: databaseUrl, API_KEYS: `storefront:${KEY},admin:${ADMIN}`, DATABASE_POOL_SIZE: '20', MAX_SOCKETS_PER_CLIENT: String(SUBSCRIBERS) },
-    // FANOUT_SERVER_NODE_ARGS: extra node flags for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
-    nodeArgs: (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    onUnexpectedExit: (why) => console.error(why),
-  });
-  return { ...server, host: `127.0.0.1:${server.port}` };
-}
+export type FanoutResult = {
+  subscribers: number;
+  sales: number;
+  sold: number;
+  burstMs: number;
+  /** subscribers that showed the final count before the timeout */
+  fresh: number;
+  freshnessMs: { p50: number; p99: number; max: number };
+  /** events delivered in all (conflation may deliver fewer than subscribers x sales, never fewer than needed) */
+  deliveries: number;
+  lagMs: { p50: number; p99: number; max: number };
+  pubsub: 'redis' | 'in-process';
+};
 
-/** One GraphQL request; a request that failed in transit (e.g. a reused keep-alive socket reset) is sent again,
- * which is safe for placeOrder: the same idempotency key cannot order twice. */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One GraphQL request; one that failed in transit is sent again (safe for placeOrder: the key cannot order twice). */
 async function gql(host: string, key: string, query: string, variables: unknown, attempts = 3): Promise<any> {
   try {
     const r = await fetch(`http://${host}/graphql`, {
@@ -51,15 +63,15 @@ async function gql(host: string, key: string, query: string, variables: unknown,
 }
 
 /** One subscriber speaking graphql-transport-ws; calls onEvent(receivedAt, payload) per `next`. */
-function subscriber(host: string, onEvent: (at: number, data: any) => void) {
+function subscriber(host: string, key: string, sku: string, onEvent: (at: number, data: any) => void) {
   return new Promise<WebSocket>((resolve, reject) => {
     const ws = new WebSocket(`ws://${host}/graphql`, 'graphql-transport-ws');
-    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${KEY}` } })));
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } })));
     ws.on('message', (raw) => {
       const at = Date.now();
       const m = JSON.parse(String(raw));
       if (m.type === 'connection_ack') {
-        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { availabilityChanged(skus: ["${SKU}"]) { available version updatedAt } }` } }));
+        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { availabilityChanged(skus: ["${sku}"]) { available version updatedAt } }` } }));
         resolve(ws);
       } else if (m.type === 'next') onEvent(at, m.payload.data.availabilityChanged);
     });
@@ -67,71 +79,137 @@ function subscriber(host: string, onEvent: (at: number, data: any) => void) {
   });
 }
 
-async function main() {
-  const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
-  const server = await startServer(db.url);
+/**
+ * Starts a server on `databaseUrl`, connects the subscribers, sells a SKU's whole stock in a burst and measures.
+ * @example const r = await runFanout({ databaseUrl, subscribers: 2000, sales: 50 })
+ */
+export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
+  const log = opts.log ?? ((s: string) => console.error(s));
+  const key = `bench_storefront_${randomBytes(6).toString('hex')}`;
+  const admin = `bench_admin_${randomBytes(6).toString('hex')}`;
+  const sku = `FANOUT-${randomBytes(3).toString('hex')}`;
+  const concurrency = opts.concurrency ?? 20;
+  const timeoutS = opts.timeoutS ?? 90;
+  const server = await spawnServer({
+    // one storefront key opens every subscriber's socket here (a browser would use a public key, counted per address)
+    env: {
+      DATABASE_URL: opts.databaseUrl, API_KEYS: `storefront:${key},admin:${admin}`, DATABASE_POOL_SIZE: '20',
+      MAX_SOCKETS_PER_CLIENT: String(opts.subscribers), NODE_ENV: 'production', ...opts.env,
+    },
+    nodeArgs: opts.nodeArgs,
+    onUnexpectedExit: (why) => log(why),
+  });
+  const host = `127.0.0.1:${server.port}`;
   const sockets: WebSocket[] = [];
   try {
-    const created = await gql(server.host, ADMIN, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
-      i: { sku: SKU, name: 'Fan-out bench', priceAmount: 100, currencyCode: 'USD', initialStock: SALES },
+    const created = await gql(host, admin, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
+      i: { sku, name: 'Fan-out bench', priceAmount: 100, currencyCode: 'USD', initialStock: opts.sales },
     });
     if (created.errors || created.data.createProduct.userErrors.length) throw new Error(JSON.stringify(created));
 
     const lags: number[] = [];
-    let first = Infinity;
-    let last = 0;
-    const onEvent = (at: number, e: { updatedAt: string }) => {
-      lags.push(at - Date.parse(e.updatedAt));
-      last = at;
-    };
+    const freshAt = new Map<number, number>(); // subscriber -> when it first showed the final count (0 left)
+    let lastCommit = 0; // the last sale's commit: the final count's event carries its transaction's timestamp
     const t0 = Date.now();
-    for (let i = 0; i < SUBSCRIBERS; i += 100) {
-      sockets.push(...(await Promise.all(Array.from({ length: Math.min(100, SUBSCRIBERS - i) }, () => subscriber(server.host, onEvent)))));
+    for (let i = 0; i < opts.subscribers; i += 100) {
+      if (opts.signal?.aborted) throw new Error('aborted');
+      const batch = Array.from({ length: Math.min(100, opts.subscribers - i) }, (_, j) =>
+        subscriber(host, key, sku, (at, e: { available: number; updatedAt: string }) => {
+          lags.push(at - Date.parse(e.updatedAt));
+          if (e.available === 0 && !freshAt.has(i + j)) {
+            freshAt.set(i + j, at);
+            lastCommit = Date.parse(e.updatedAt);
+          }
+        }),
+      );
+      sockets.push(...(await Promise.all(batch)));
+      if ((i / 100) % 5 === 4) log(`fan-out: ${sockets.length} of ${opts.subscribers} subscribers connected`);
     }
-    console.log(`${SUBSCRIBERS} subscribers connected in ${Date.now() - t0} ms`);
-    await new Promise((r) => setTimeout(r, 500)); // let the last subscriptions register
+    log(`fan-out: ${opts.subscribers} subscribers connected in ${Date.now() - t0} ms; selling ${opts.sales} units`);
+    await sleep(500); // let the last subscriptions register
 
-    const expected = SUBSCRIBERS * SALES;
     const start = Date.now();
-    first = start;
     let next = 0;
     let sold = 0;
     await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < SALES) {
+      Array.from({ length: concurrency }, async () => {
+        while (next < opts.sales) {
           const i = next++;
-          const r = await gql(server.host, KEY, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
-            i: { idempotencyKey: `fan-${i}`, customerId: `c-${i}`, lines: [{ sku: SKU, quantity: 1 }] },
+          const r = await gql(host, key, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
+            i: { idempotencyKey: `fan-${i}`, customerId: `c-${i}`, lines: [{ sku, quantity: 1 }] },
           });
           if (r.data?.placeOrder?.order?.status === 'RESERVED') sold++;
         }
       }),
     );
-    const salesMs = Date.now() - start;
-    const deadline = start + TIMEOUT_S * 1000;
-    while (lags.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const sorted = [...lags].sort((a, b) => a - b);
-    const seconds = Math.max(1, last - first) / 1000;
-    console.log(
-      [
-        `fan-out: ${SUBSCRIBERS} subscribers x ${sold} sales (burst in ${salesMs} ms, concurrency ${CONCURRENCY})${process.env.REDIS_URL ? ', Redis pubsub' : ', in-process pubsub'}`,
-        `  deliveries   ${lags.length} of ${expected}${lags.length < expected ? ` (INCOMPLETE after ${TIMEOUT_S} s)` : ''}`,
-        `  lag (commit -> delivery, ms)  p50 ${percentile(sorted, 50)}  p99 ${percentile(sorted, 99)}  max ${sorted.at(-1)}`,
-        `  deliveries/s ${Math.round(lags.length / seconds)}  (first sale to last delivery: ${Math.round(seconds * 1000)} ms)`,
-        '  commit time = the event\'s updatedAt (the claiming transaction\'s timestamp); client and server share this machine\'s clock',
-      ].join('\n'),
-    );
+    const burstMs = Date.now() - start;
+    const deadline = start + timeoutS * 1000;
+    while (freshAt.size < opts.subscribers && Date.now() < deadline) {
+      if (opts.signal?.aborted) throw new Error('aborted');
+      await sleep(50);
+    }
+    const fresh = [...freshAt.values()].map((at) => Math.max(0, at - lastCommit)).sort((a, b) => a - b);
+    // a subscriber that never showed the final count counts as the whole wait
+    const missing = opts.subscribers - fresh.length;
+    const all = [...fresh, ...Array.from({ length: missing }, () => timeoutS * 1000)];
+    const sortedLags = [...lags].sort((a, b) => a - b);
+    return {
+      subscribers: opts.subscribers,
+      sales: opts.sales,
+      sold,
+      burstMs,
+      fresh: fresh.length,
+      freshnessMs: { p50: percentile(all, 50), p99: percentile(all, 99), max: all.at(-1) ?? 0 },
+      deliveries: lags.length,
+      lagMs: { p50: percentile(sortedLags, 50), p99: percentile(sortedLags, 99), max: sortedLags.at(-1) ?? 0 },
+      pubsub: opts.env?.REDIS_URL ? 'redis' : 'in-process',
+    };
   } finally {
     for (const s of sockets) s.terminate();
     await server.stop();
+  }
+}
+
+export function formatFanout(r: FanoutResult): string {
+  return [
+    `fan-out: ${r.subscribers} subscribers x ${r.sold} sales (burst in ${r.burstMs} ms), ${r.pubsub} pubsub`,
+    `  freshness (last sale's commit -> subscriber shows the final count, ms)  p50 ${r.freshnessMs.p50}  p99 ${r.freshnessMs.p99}  max ${r.freshnessMs.max}` +
+      `  (${r.fresh} of ${r.subscribers} showed it; target p99 <= ${FRESHNESS_TARGET_MS})`,
+    `  events delivered ${r.deliveries} (at most ${r.subscribers * r.sold}: a subscriber that is behind gets the newest count only)`,
+    `  lag per event (commit -> delivery, ms)  p50 ${r.lagMs.p50}  p99 ${r.lagMs.p99}  max ${r.lagMs.max}`,
+    "  commit time = the availability's updatedAt (the claiming transaction's timestamp); client and server share this machine's clock",
+  ].join('\n');
+}
+
+async function main() {
+  const num = (name: string, def: number) => {
+    const v = Number(process.env[name] ?? def);
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
+    return v;
+  };
+  const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
+  try {
+    const r = await runFanout({
+      databaseUrl: db.url,
+      subscribers: num('SUBSCRIBERS', 2000),
+      sales: num('SALES', 50),
+      concurrency: num('CONCURRENCY', 20),
+      timeoutS: num('TIMEOUT_S', 90),
+      env: process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {},
+      nodeArgs: (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
+    console.log(formatFanout(r));
+  } finally {
     await db.drop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,8 +1,13 @@
 // `npm run bench`: the flash sale of docs/architecture.md "How we prove it". placeOrder over HTTP against the real server (a child
-// process), and in the same run on the same database the bare single-statement claim (ceiling) and a naive
-// read-then-write (oversells), each as a hot SKU for a fixed time and as a flash sale of N buyers at M units.
-//   BENCH_BUYERS (2000) BENCH_UNITS (100) BENCH_CONCURRENCY (64) BENCH_DURATION_S (10), or --buyers= --units=
-//   --concurrency= --duration= --out=; DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
+// process), and in the same run on the same database the bare single-statement claim (ceiling: pgbench -M prepared
+// when installed, else through `pg` here) and a naive read-then-write (oversells), each as a hot SKU for a fixed time
+// and as a flash sale of N buyers at M units; the hot SKU again at 1/4/16 clients for the chart; our trivial
+// `{ __typename }` against a bare graphql-yoga on node:http and against sold-out placeOrder answers; live fan-out
+// freshness. Prints progress while it runs, the table and four ratios; writes the JSON and the SVG chart.
+//   BENCH_BUYERS (2000) BENCH_UNITS (100) BENCH_CONCURRENCY (64) BENCH_DURATION_S (10) BENCH_CHART_DURATION_S (3)
+//   BENCH_SUBSCRIBERS (2000) BENCH_SALES (50), or --buyers= --units= --concurrency= --duration= --out= --svg=;
+//   BENCH_CEILING=pg forces the pg ceiling; DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
+// Bounded: a safety timeout stops everything; every server it starts listens on 127.0.0.1 and is stopped at the end.
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -10,10 +15,17 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { createBenchDatabase, type BenchDatabase } from './database.js';
 import { openBenchPool } from './pg-load.js';
-import { formatTable, writeResult, type BenchResult, type ScenarioResult } from './report.js';
+import { writeFile, mkdir } from 'node:fs/promises';
+import { formatTable, writeResult, type BenchResult, type ClientsRow, type ScenarioResult } from './report.js';
 import { baselineScenario, lastunitScenario, runOnce, type ScenarioContext } from './scenarios.js';
 import { startServer, type ServerProcess } from './server.js';
 import { round } from '../kit/stats.js';
+import { spawnServer } from '../kit/server.js';
+import { pgbenchVersion } from './pgbench.js';
+import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
+import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
+import { FRESHNESS_TARGET_MS, formatFanout, runFanout } from './fanout.js';
+import { renderChart } from './chart.js';
 
 export type { BenchResult, ScenarioResult };
 
@@ -30,6 +42,16 @@ export type BenchOptions = {
   serverPoolSize?: number;
   /** where the JSON goes (default bench/results/latest.json) */
   outFile?: string;
+  /** where the SVG chart goes (default docs/bench.svg with the default JSON, else beside the JSON) */
+  svgFile?: string;
+  /** the chart's other client counts (the headline's concurrency is always one): default 1, 4, 16 */
+  chartClients?: number[];
+  /** seconds per chart point and engine (default 3) */
+  chartDurationS?: number;
+  /** live fan-out: subscribers and sales (default 2000 and 50) */
+  fanout?: { subscribers: number; sales: number };
+  /** what runs the ceiling (default: pgbench when installed, else pg) */
+  ceiling?: 'pgbench' | 'pg';
   /** the global safety timeout; past it everything is stopped and runBench rejects */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -37,6 +59,9 @@ export type BenchOptions = {
 };
 
 export const DEFAULT_OUT_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
+export const DEFAULT_SVG_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'bench.svg');
+
+const BARE_READY = /bare yoga listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql/;
 
 function settle<T>(what: string, p: Promise<T>, ms: number, log: (s: string) => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -61,9 +86,17 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     durationS: opts.durationS ?? 10,
     hotStock: opts.hotStock ?? 10_000_000,
     pgPoolSize: Math.min(opts.concurrency ?? 64, 64),
+    chartClients: [...new Set([...(opts.chartClients ?? [1, 4, 16]).filter((c) => c < (opts.concurrency ?? 64)), opts.concurrency ?? 64])].sort((a, b) => a - b),
+    chartDurationS: opts.chartDurationS ?? 3,
+    fanout: opts.fanout ?? { subscribers: 2000, sales: 50 },
   };
   const log = opts.log ?? ((s: string) => console.error(s));
-  const timeoutMs = opts.timeoutMs ?? (180 + 6 * p.durationS + Math.ceil(p.buyers / 10)) * 1000;
+  const version = opts.ceiling === 'pg' ? null : pgbenchVersion();
+  if (opts.ceiling === 'pgbench' && !version) throw new Error('pgbench is not installed (apt-get install postgresql-client)');
+  const ceilingVia: 'pgbench' | 'pg' = version ? 'pgbench' : 'pg';
+  const timeoutMs =
+    opts.timeoutMs ??
+    (240 + 8 * p.durationS + 3 * p.chartClients.length * (p.chartDurationS + 3) + Math.ceil(p.buyers / 10) + Math.ceil(p.fanout.subscribers / 20)) * 1000;
   const startedAt = new Date().toISOString();
   const loadStart = round(os.loadavg()[0]!, 2);
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -77,6 +110,14 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
 
   let bdb: BenchDatabase | undefined;
   let pool: pg.Pool | undefined;
+  // The pg load pool (naive claims, and the ceiling without pgbench) is opened when a pg round needs it and closed
+  // before a pgbench round, so the two never hold their connections at once (PostgreSQL's max_connections).
+  let loadPool: pg.Pool | undefined;
+  const freeLoadPool = async () => {
+    const lp = loadPool;
+    loadPool = undefined;
+    await lp?.end();
+  };
   let srv: ServerProcess | undefined;
   const step = <T>(what: string, f: () => Promise<T>): Promise<T> => {
     if (ac.signal.aborted) return Promise.reject(ac.signal.reason);
@@ -87,7 +128,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     bdb = await step(opts.adminUrl ? 'creating the bench database' : 'starting an embedded PostgreSQL', () =>
       createBenchDatabase({ adminUrl: opts.adminUrl, log }),
     );
-    pool = await step(`opening ${p.pgPoolSize} pg connections`, () => openBenchPool(bdb!.url, p.pgPoolSize));
+    pool = await step('opening 2 pg connections (setup and checks)', () => openBenchPool(bdb!.url, 2));
+    const getLoadPool = async () => (loadPool ??= await openBenchPool(bdb!.url, p.pgPoolSize));
     const pgVersion = (await pool.query('SHOW server_version')).rows[0].server_version as string;
     srv = await step('starting the server (node --import tsx node/start.ts)', () =>
       startServer({
@@ -98,7 +140,9 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     );
     log(`bench: server pid ${srv.pid} on ${srv.endpoint}`);
 
-    const ctx: ScenarioContext = { runId, pool, srv, concurrency: p.concurrency, signal: ac.signal };
+    log(`bench: the ceiling runs through ${ceilingVia === 'pgbench' ? version : 'pg in this process (pgbench is not installed)'}`);
+    const progress = (line: string) => log(`bench:     ${line}`);
+    const ctx: ScenarioContext = { runId, pool, srv, concurrency: p.concurrency, signal: ac.signal, dbUrl: bdb.url, ceilingVia, progress, loadPool: getLoadPool, freeLoadPool };
     const flash = { mode: 'flash' as const, units: p.units };
     const hot = { mode: 'hot' as const, units: p.hotStock };
     const buyers = { amount: p.buyers };
@@ -135,7 +179,76 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       const mine = s.mode === 'hot' ? s.claimsPerS : s.requestsPerS;
       s.ratioToCeiling = base > 0 ? round(mine / base, 3) : null;
     }
-    const problems = [warmup, ...scenarios].flatMap((s) => s.problems.map((x) => `${s.label}: ${x}`));
+    // The chart: the hot SKU at fewer clients, each engine for chartDurationS (the headline's concurrency is the row above).
+    const byClients: ClientsRow[] = [];
+    const chartExtra: ScenarioResult[] = [];
+    const point = (s: ScenarioResult) => ({ claimsPerS: s.claimsPerS, p50Ms: s.p50Ms, p99Ms: s.p99Ms });
+    for (const clients of p.chartClients) {
+      if (clients === p.concurrency) {
+        byClients.push({ clients, lastunit: point(hotLastunit), ceiling: point(hotCeiling), naive: point(naiveHot) });
+        continue;
+      }
+      const c = { ...ctx, concurrency: clients, runId: `${runId}c${clients}` };
+      const dur = { durationS: p.chartDurationS };
+      const lu = done(await step(`chart: lastunit hot SKU at ${clients} clients for ${dur.durationS} s`, () => runOnce(lastunitScenario(c, hot), dur)));
+      const ce = done(await step(`chart: ceiling at ${clients} clients`, () => runOnce(baselineScenario(c, 'ceiling', hot), dur)));
+      const na = done(await step(`chart: naive at ${clients} clients`, () => runOnce(baselineScenario(c, 'naive', hot), dur)));
+      chartExtra.push(lu);
+      byClients.push({ clients, lastunit: point(lu), ceiling: point(ce), naive: point(na) });
+    }
+
+    // Cheap answers: our trivial query, a bare graphql-yoga on node:http (a child process), sold-out placeOrder answers;
+    // alternated (T B S S B T), half the duration each, so drifting background load weighs on all alike.
+    const bare = await step('starting a bare graphql-yoga on node:http (node --import tsx bench/bare-yoga.ts)', () =>
+      spawnServer({ script: 'bench/bare-yoga.ts', ready: BARE_READY, onUnexpectedExit: (why) => ac.abort(new Error(why)) }),
+    );
+    const soldOutSku = `LU-soldout-${runId}`;
+    await createProduct(srv, soldOutSku, 0);
+    const cheap = { trivial: newOutcome(), bare: newOutcome(), soldOut: newOutcome() };
+    const quarter = Math.max(0.5, p.durationS / 4);
+    let soldOutRound = 0;
+    try {
+      for (const which of ['trivial', 'bare', 'soldOut', 'soldOut', 'bare', 'trivial'] as const) {
+        const o: LoadOutcome = await step(`${which === 'soldOut' ? 'sold-out placeOrder' : which === 'bare' ? 'bare graphql-yoga { __typename }' : 'our { __typename }'}, ${quarter} s round`, () =>
+          which === 'soldOut'
+            ? runPlaceOrderLoad({ srv: srv!, sku: soldOutSku, keyPrefix: `${runId}-soldout-r${++soldOutRound}`, connections: p.concurrency, durationS: quarter, signal: ac.signal, progress })
+            : runHttpLoad({
+                port: which === 'bare' ? bare.port : srv!.port,
+                authorization: which === 'bare' ? undefined : `Bearer ${srv!.keys.storefront}`,
+                nextBody: () => TRIVIAL_BODY,
+                classify: classifyTrivial,
+                connections: p.concurrency,
+                durationS: quarter,
+                signal: ac.signal,
+                progress,
+              }),
+        );
+        mergeOutcome(cheap[which], o);
+      }
+    } finally {
+      await settle('stopping the bare graphql-yoga', bare.stop(), 10_000, log);
+    }
+    const rate = (o: LoadOutcome) => round(o.elapsedS > 0 ? o.requests / o.elapsedS : 0);
+    const cheapProblems: string[] = [];
+    if (cheap.soldOut.claimed > 0) cheapProblems.push(`sold-out placeOrder: ${cheap.soldOut.claimed} claims of a SKU with no stock`);
+    for (const [k, o] of Object.entries(cheap)) if (o.errors) cheapProblems.push(`${k}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
+
+    // Live fan-out, on a server of its own (the HTTP server is stopped first: it would only take CPU).
+    await settle('stopping the server', srv.stop(), 15_000, log);
+    const fan = await step(`live fan-out: ${p.fanout.subscribers} subscribers, a burst of ${p.fanout.sales} sales`, () =>
+      runFanout({ databaseUrl: bdb!.url, ...p.fanout, log: (l) => log(`bench:   ${l}`), signal: ac.signal }),
+    );
+    log(formatFanout(fan));
+    if (fan.sold !== p.fanout.sales) cheapProblems.push(`fan-out: sold ${fan.sold} of ${p.fanout.sales}`);
+
+    const ratio = (a: number, b: number) => (b > 0 ? round(a / b, 3) : null);
+    const ratios = {
+      hotVsCeiling: { lastunitClaimsPerS: hotLastunit.claimsPerS, ceilingClaimsPerS: hotCeiling.claimsPerS, clients: p.concurrency, via: ceilingVia, ratio: ratio(hotLastunit.claimsPerS, hotCeiling.claimsPerS), target: 1 },
+      soldOutVsTrivial: { soldOutPerS: rate(cheap.soldOut), trivialPerS: rate(cheap.trivial), ratio: ratio(rate(cheap.soldOut), rate(cheap.trivial)), target: 0.8 },
+      trivialVsBareYoga: { trivialPerS: rate(cheap.trivial), bareYogaPerS: rate(cheap.bare), ratio: ratio(rate(cheap.trivial), rate(cheap.bare)), target: 0.8 },
+      fanoutFreshness: { p50Ms: fan.freshnessMs.p50, p99Ms: fan.freshnessMs.p99, targetMs: FRESHNESS_TARGET_MS, ratio: ratio(FRESHNESS_TARGET_MS, fan.freshnessMs.p99), target: 1 },
+    };
+    const problems = [warmup, ...scenarios, ...chartExtra].flatMap((s) => s.problems.map((x) => `${s.label}: ${x}`)).concat(cheapProblems);
     const result: BenchResult = {
       version: 1,
       startedAt,
@@ -151,6 +264,15 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
         serverPoolSize: String(opts.serverPoolSize ?? process.env.DATABASE_POOL_SIZE ?? '20 (server default)'),
       },
       headline: { ratio: hotLastunit.ratioToCeiling, lastunitClaimsPerS: hotLastunit.claimsPerS, ceilingClaimsPerS: hotCeiling.claimsPerS },
+      ceiling: { via: ceilingVia, version: version ?? `pg ${process.version}` },
+      ratios,
+      byClients,
+      fanout: fan,
+      cheap: {
+        trivial: { requestsPerS: rate(cheap.trivial), p50Ms: cheap.trivial.latency.percentiles(50)[0]!, p99Ms: cheap.trivial.latency.percentiles(99)[0]! },
+        bareYoga: { requestsPerS: rate(cheap.bare), p50Ms: cheap.bare.latency.percentiles(50)[0]!, p99Ms: cheap.bare.latency.percentiles(99)[0]! },
+        soldOut: { requestsPerS: rate(cheap.soldOut), p50Ms: cheap.soldOut.latency.percentiles(50)[0]!, p99Ms: cheap.soldOut.latency.percentiles(99)[0]! },
+      },
       problems,
       scenarios,
       warmup,
@@ -159,7 +281,17 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       result.serverOutputTail = srv.output().slice(-4000);
       log(`bench: the server printed (last lines):\n${result.serverOutputTail}`);
     }
-    await writeResult(opts.outFile ?? DEFAULT_OUT_FILE, result);
+    const outFile = opts.outFile ?? DEFAULT_OUT_FILE;
+    await writeResult(outFile, result);
+    const svgFile = opts.svgFile ?? (opts.outFile ? outFile.replace(/\.json$/, '') + '.svg' : DEFAULT_SVG_FILE);
+    await mkdir(path.dirname(svgFile), { recursive: true });
+    const series = (['lastunit', 'ceiling', 'naive'] as const).map((k, i) => ({
+      name: k === 'lastunit' ? 'lastunit placeOrder (HTTP)' : k === 'ceiling' ? `bare claim (${ceilingVia})` : 'naive read-then-write (pg)',
+      color: ['#1f77b4', '#2ca02c', '#d62728'][i]!,
+      points: byClients.map((r) => ({ clients: r.clients, ...r[k] })),
+    }));
+    await writeFile(svgFile, renderChart(series, `npm run bench, ${result.finishedAt.slice(0, 16)}Z, ${os.cpus().length} CPUs, PostgreSQL ${pgVersion}, load ${loadStart} -> ${result.environment.loadAvg.end}`));
+    log(`bench: wrote ${path.relative(process.cwd(), outFile)} and ${path.relative(process.cwd(), svgFile)}`);
     return result;
   } finally {
     clearTimeout(safety);
@@ -167,6 +299,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     if (!ac.signal.aborted) ac.abort(new Error('bench finished'));  // stops any load still running after a fault
     if (srv) await settle('stopping the server', srv.stop(), 15_000, log);
     if (pool) await settle('closing the pg pool', pool.end(), 15_000, log);
+    await settle('closing the pg load pool', freeLoadPool(), 15_000, log);
     if (bdb) await settle(`dropping ${bdb.name}`, bdb.drop(), 30_000, log);
   }
 }
@@ -195,6 +328,10 @@ function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     durationS: num('duration', 'BENCH_DURATION_S', 0.5),
     serverPoolSize: int('server-pool', 'BENCH_SERVER_POOL_SIZE', 1),
     outFile: flags.get('out') ?? env.BENCH_OUT,
+    svgFile: flags.get('svg') ?? env.BENCH_SVG,
+    chartDurationS: num('chart-duration', 'BENCH_CHART_DURATION_S', 0.5),
+    fanout: { subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 2000, sales: int('sales', 'BENCH_SALES', 1) ?? 50 },
+    ceiling: env.BENCH_CEILING === 'pg' ? 'pg' : undefined,
   };
 }
 

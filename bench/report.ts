@@ -11,7 +11,7 @@ export type ScenarioResult = {
   label: string;
   engine: Engine;
   mode: Mode;
-  via: 'http' | 'pg';
+  via: 'http' | 'pg' | 'pgbench';
   sku: string;
   /** stock the SKU started with */
   units: number;
@@ -44,6 +44,11 @@ export type ScenarioResult = {
   warnings: string[];
 };
 
+export type Point = { claimsPerS: number; p50Ms: number; p99Ms: number };
+/** One chart column: the hot SKU at `clients` concurrent clients, per engine. */
+export type ClientsRow = { clients: number; lastunit: Point; ceiling: Point; naive: Point };
+type Rate = { requestsPerS: number; p50Ms: number; p99Ms: number };
+
 export type BenchResult = {
   version: 1;
   startedAt: string;
@@ -61,6 +66,19 @@ export type BenchResult = {
   };
   /** the headline: lastunit's hot-SKU claims/s over the bare single-statement claim's */
   headline: { ratio: number | null; lastunitClaimsPerS: number; ceilingClaimsPerS: number };
+  /** what ran the ceiling: pgbench (its version line) or pg in the bench process */
+  ceiling: { via: 'pgbench' | 'pg'; version: string };
+  /** the four ratios of one run, each with its raw figures and its target */
+  ratios: {
+    hotVsCeiling: { lastunitClaimsPerS: number; ceilingClaimsPerS: number; clients: number; via: 'pgbench' | 'pg'; ratio: number | null; target: number };
+    soldOutVsTrivial: { soldOutPerS: number; trivialPerS: number; ratio: number | null; target: number };
+    trivialVsBareYoga: { trivialPerS: number; bareYogaPerS: number; ratio: number | null; target: number };
+    /** ratio = target / p99 (>= 1: met) */
+    fanoutFreshness: { p50Ms: number; p99Ms: number; targetMs: number; ratio: number | null; target: number };
+  };
+  byClients: ClientsRow[];
+  fanout: import('./fanout.js').FanoutResult;
+  cheap: { trivial: Rate; bareYoga: Rate; soldOut: Rate };
   problems: string[];
   scenarios: ScenarioResult[];
   /** the unreported warm-up run (its invariants count like the others) */
@@ -93,6 +111,7 @@ export function formatTable(r: BenchResult): string {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line2 = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(8) : c.padStart(26))).join('');
   const p = r.params;
   const out = [
     `lastunit flash-sale bench: ${p.buyers} buyers at ${p.units} units, ${p.concurrency} concurrent clients, ` +
@@ -108,6 +127,21 @@ export function formatTable(r: BenchResult): string {
     'naive oversold = its successful claims - units (it keeps no conservation: ' +
       (r.scenarios.filter((s) => s.engine === 'naive').map((s) => `${s.mode} ${s.conserved ? 'conserved' : 'NOT conserved'}`).join(', ') || 'n/a') +
       ').',
+    `ceiling: ${r.ceiling.via === 'pgbench' ? `${r.ceiling.version}, -M prepared, claims counted in the database` : `pg in the bench process (${r.ceiling.version}): pgbench is not installed`}`,
+    '',
+    'hot SKU by concurrent clients: claims/s (p50 / p99 ms)',
+    line2(['clients', 'lastunit (HTTP)', `ceiling (${r.ceiling.via})`, 'naive (pg)']),
+    ...r.byClients.map((c) => line2([String(c.clients), ...[c.lastunit, c.ceiling, c.naive].map((x) => `${fmt.int(x.claimsPerS)} (${fmt.ms(x.p50Ms)} / ${fmt.ms(x.p99Ms)})`)])),
+    '',
+    `RATIOS (one run; target in brackets)`,
+    `  1. hot SKU placeOrder vs ${r.ratios.hotVsCeiling.via} bare claim, ${r.ratios.hotVsCeiling.clients} clients: ` +
+      `${fmt.int(r.ratios.hotVsCeiling.lastunitClaimsPerS)} / ${fmt.int(r.ratios.hotVsCeiling.ceilingClaimsPerS)} claims/s = ${fmt.ratio(r.ratios.hotVsCeiling.ratio)}  [>= 1.0]`,
+    `  2. sold-out placeOrder vs our { __typename }: ${fmt.int(r.ratios.soldOutVsTrivial.soldOutPerS)} / ${fmt.int(r.ratios.soldOutVsTrivial.trivialPerS)} req/s = ` +
+      `${fmt.ratio(r.ratios.soldOutVsTrivial.ratio)}  [>= 0.8]`,
+    `  3. our { __typename } vs bare graphql-yoga on node:http: ${fmt.int(r.ratios.trivialVsBareYoga.trivialPerS)} / ${fmt.int(r.ratios.trivialVsBareYoga.bareYogaPerS)} req/s = ` +
+      `${fmt.ratio(r.ratios.trivialVsBareYoga.ratio)}  [>= 0.8]`,
+    `  4. fan-out freshness p99, ${r.fanout.subscribers} subscribers, ${r.fanout.sales} sales: ${r.ratios.fanoutFreshness.p99Ms} ms (p50 ${r.ratios.fanoutFreshness.p50Ms}); ` +
+      `target ${r.ratios.fanoutFreshness.targetMs} ms / p99 = ${fmt.ratio(r.ratios.fanoutFreshness.ratio)}  [>= 1.0]`,
     `HEADLINE  placeOrder hot-SKU claims/s / ceiling claims/s = ${fmt.int(r.headline.lastunitClaimsPerS)} / ` +
       `${fmt.int(r.headline.ceilingClaimsPerS)} = ${fmt.ratio(r.headline.ratio)}`,
   ];

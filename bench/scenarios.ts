@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import { createProduct, runPlaceOrderLoad, type HttpOutcome } from './http-load.js';
 import { ceilingClaim, naiveClaim, runPgLoad } from './pg-load.js';
+import { runPgbench } from './pgbench.js';
 import type { Mode, ScenarioResult } from './report.js';
 import type { ServerProcess } from './server.js';
 import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
@@ -15,6 +16,16 @@ export type ScenarioContext = {
   srv: ServerProcess;
   concurrency: number;
   signal: AbortSignal;
+  /** the bench database's URL (pgbench connects to it) */
+  dbUrl: string;
+  /** what runs the ceiling: pgbench when installed, else the claim through `pg` in this process */
+  ceilingVia: 'pgbench' | 'pg';
+  /** progress lines while a round runs */
+  progress?: (line: string) => void;
+  /** the pool pg rounds run on (`concurrency` connections, opened on first use) */
+  loadPool: () => Promise<pg.Pool>;
+  /** closes that pool, before a pgbench round opens its own connections */
+  freeLoadPool: () => Promise<void>;
 };
 
 /**
@@ -39,8 +50,8 @@ export async function runOnce(scenario: Promise<Scenario>, limit: Limit): Promis
 
 const LABELS = {
   lastunit: { flash: 'lastunit flash sale (HTTP)', hot: 'lastunit hot SKU (HTTP)' },
-  ceiling: { flash: 'ceiling flash sale (pg)', hot: 'ceiling hot SKU (pg)' },
-  naive: { flash: 'naive flash sale (pg)', hot: 'naive hot SKU (pg)' },
+  ceiling: { flash: 'ceiling flash sale', hot: 'ceiling hot SKU' },
+  naive: { flash: 'naive flash sale', hot: 'naive hot SKU' },
 } as const;
 
 /**
@@ -84,7 +95,9 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
   let requested: number | undefined;
 
   async function roundFn(limit: Limit) {
-    const r = await runPlaceOrderLoad({ srv: ctx.srv, sku, keyPrefix: `${keyPrefix}-r${++rounds}`, connections: ctx.concurrency, ...limit, signal: ctx.signal });
+    const r = await runPlaceOrderLoad({
+      srv: ctx.srv, sku, keyPrefix: `${keyPrefix}-r${++rounds}`, connections: ctx.concurrency, ...limit, signal: ctx.signal, progress: ctx.progress,
+    });
     mergeOutcome(o, r).keysSent += r.keysSent;
     if (limit.amount !== undefined) requested = (requested ?? 0) + limit.amount;
     // A timed round stops with up to `connections` requests in flight; let the server finish them before anything else runs.
@@ -135,10 +148,17 @@ export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' |
   const o = newOutcome();
   let rounds = 0;
 
+  const via = engine === 'ceiling' ? ctx.ceilingVia : 'pg';
   async function roundFn(limit: Limit) {
     rounds++;
+    if (via === 'pgbench') {
+      await ctx.freeLoadPool();
+      const { amount: transactions, durationS } = limit;
+      mergeOutcome(o, await runPgbench({ url: ctx.dbUrl, pool: ctx.pool, sku, clients: ctx.concurrency, transactions, durationS, signal: ctx.signal, onProgress: ctx.progress }));
+      return;
+    }
     const claim = engine === 'ceiling' ? ceilingClaim : naiveClaim;
-    mergeOutcome(o, await runPgLoad({ pool: ctx.pool, sku, claim, concurrency: ctx.concurrency, ...limit, signal: ctx.signal }));
+    mergeOutcome(o, await runPgLoad({ pool: await ctx.loadPool(), sku, claim, concurrency: ctx.concurrency, ...limit, signal: ctx.signal }));
   }
 
   async function finish(): Promise<ScenarioResult> {
@@ -151,9 +171,9 @@ export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' |
     if (engine === 'ceiling' && (oversold || !conserved(f.inventory, spec.units))) warnings.push(`ceiling broke the stock: ${JSON.stringify(f.inventory)}`);
     return {
       id: `${engine}-${spec.mode}`,
-      label: LABELS[engine][spec.mode],
+      label: `${LABELS[engine][spec.mode]} (${via})`,
       engine,
-      via: 'pg',
+      via,
       duplicates: null,
       ...figures(ctx, spec, { sku, rounds, o, sold, oversold, inventory: f.inventory }),
       problems: [],

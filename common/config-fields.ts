@@ -69,9 +69,17 @@ export const toLimits = (c: { MAX_BODY_BYTES: number; MAX_DEPTH: number; MAX_ALI
 
 /**
  * The order settings both hosts pass to the domain. `maxActiveHolds`: active holds per buyer (MAX_ACTIVE_HOLDS; 0 = no
- * limit; absent = the default of orders/buyer.ts).
+ * limit; absent = the default of orders/buyer.ts). `claimBatching` (CLAIM_BATCHING): false sends every claim alone, so
+ * concurrent claims of one SKU meet in PostgreSQL instead of queueing in this process (absent = on).
  */
-export type OrderSettings = { holdTtlSeconds: number; idempotencyRetentionHours: number; maxLines: number; maxLineQuantity: number; maxActiveHolds?: number };
+export type OrderSettings = {
+  holdTtlSeconds: number;
+  idempotencyRetentionHours: number;
+  maxLines: number;
+  maxLineQuantity: number;
+  maxActiveHolds?: number;
+  claimBatching?: boolean;
+};
 
 /** Active holds per buyer (I14), read by both hosts: `MAX_ACTIVE_HOLDS`, 0 = no limit. */
 export const holdLimitFields = { MAX_ACTIVE_HOLDS: int(0, 5) };

@@ -97,6 +97,43 @@ export function createMetrics() {
       help: 'Relay batches that failed (rows stay unpublished and are retried)',
       registers: [registry],
     }),
+    channelWebhooks: new Counter({
+      name: 'lastunit_channel_webhooks_total',
+      help: 'Marketplace order webhooks by channel and result (confirmed, oversold, cancelled, duplicate, duplicate_order, invalid, ...)',
+      labelNames: ['channel', 'result'] as const,
+      registers: [registry],
+    }),
+    channelOversells: new Counter({
+      name: 'lastunit_channel_oversells_total',
+      help: 'Marketplace orders the stock could not cover (CHANNEL_OVERSOLD incidents), by channel',
+      labelNames: ['channel'] as const,
+      registers: [registry],
+    }),
+    channelPushes: new Counter({
+      name: 'lastunit_channel_pushes_total',
+      help: 'Listed-quantity pushes to marketplaces by channel and result (ok, stale, rate_limited, failed)',
+      labelNames: ['channel', 'result'] as const,
+      registers: [registry],
+    }),
+    channelRateLimited: new Counter({
+      name: 'lastunit_channel_429_total',
+      help: 'Marketplace 429 answers by channel (that channel waits Retry-After; others go on)',
+      labelNames: ['channel'] as const,
+      registers: [registry],
+    }),
+    channelPushLag: new Histogram({
+      name: 'lastunit_channel_push_lag_seconds',
+      help: 'From the committed stock change to the marketplace acknowledging its listed quantity, by channel (p50/p99 via histogram_quantile)',
+      labelNames: ['channel'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+      registers: [registry],
+    }),
+    channelCancellations: new Counter({
+      name: 'lastunit_channel_cancellations_total',
+      help: 'Cancellations of oversold orders asked of marketplaces, by channel and result (ok, failed)',
+      labelNames: ['channel', 'result'] as const,
+      registers: [registry],
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

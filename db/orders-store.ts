@@ -14,6 +14,8 @@ export type OrderRecord = {
   rejection: Rejection | null;
   createdAt: Date;
   updatedAt: Date;
+  /** the marketplace channel that sold it (docs/channels.md); null for storefront orders */
+  channel?: string | null;
 };
 
 /** Maps the `order_json()` document (the one shape every order path returns) to an OrderRecord. */
@@ -29,6 +31,7 @@ export function toOrder(j: any): OrderRecord {
     rejection: j.rejection ?? null,
     createdAt: new Date(j.createdAt),
     updatedAt: new Date(j.updatedAt),
+    channel: j.channel ?? null,
   };
 }
 

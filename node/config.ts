@@ -48,6 +48,7 @@ const schema = z.object({
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1-64 letters, digits, colon, dot, dash or underscore').default('lastunit:'),
   CACHE_TTL_SECONDS: int(1, 5),
   RELAY: z.enum(['on', 'off']).default('on'),
+  CLAIM_BATCHING: z.enum(['on', 'off']).default('on'),
   RELAY_POLL_MS: int(50, 500),
   RELAY_BATCH_SIZE: int(1, 200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -63,6 +64,11 @@ const schema = z.object({
   RECONCILE_INTERVAL_MS: int(10, 1000),
   STRIPE_SECRET_KEY: optionalText,
   STRIPE_WEBHOOK_SECRET: optionalText,
+  // marketplace channels (docs/channels.md): the pusher in this process, its fallback poll, each marketplace call's timeout
+  CHANNEL_PUSHER: z.enum(['on', 'off']).default('on'),
+  CHANNEL_PUSH_POLL_MS: int(20, 500),
+  CHANNEL_PUSH_TIMEOUT_MS: int(1, 5000),
+  SHOPIFY_ACCESS_TOKEN: optionalText,
   // test-only fault injection: sleep this long between the hold and the authorization (0 = never)
   LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS: int(0, 0),
 }).superRefine((c, ctx) => {
@@ -112,7 +118,20 @@ export type Config = {
   limits: Limits;
   /** active holds per buyer (I14); 0: no limit */
   maxActiveHolds: number;
+  /** coalesce concurrent single-line claims of one SKU into one transaction (CLAIM_BATCHING, default on) */
+  claimBatching: boolean;
+  channels: ChannelsConfig;
 } & TrafficConfig;
+
+export type ChannelsConfig = {
+  /** run the marketplace pusher in this process */
+  pusher: boolean;
+  pollMs: number;
+  timeoutMs: number;
+  /** the Admin API token SHOPIFY channels are called with */
+  shopifyAccessToken?: string;
+  webhookToleranceSeconds: number;
+};
 
 export type PaymentsConfig = {
   provider: 'sandbox' | 'stripe';
@@ -178,6 +197,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     relayBatchSize: c.RELAY_BATCH_SIZE,
     limits: toLimits(c),
     maxActiveHolds: c.MAX_ACTIVE_HOLDS,
+    claimBatching: c.CLAIM_BATCHING === 'on',
+    channels: {
+      pusher: c.CHANNEL_PUSHER === 'on',
+      pollMs: c.CHANNEL_PUSH_POLL_MS,
+      timeoutMs: c.CHANNEL_PUSH_TIMEOUT_MS,
+      shopifyAccessToken: c.SHOPIFY_ACCESS_TOKEN,
+      webhookToleranceSeconds: c.WEBHOOK_TOLERANCE_SECONDS,
+    },
     ...toTrafficConfig(c),
   };
 }

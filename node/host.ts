@@ -29,6 +29,8 @@ import { createAvailabilityCache } from '../subscriptions/availability-cache.js'
 import { createOutboxNotifier } from '../subscriptions/outbox-notifier.js';
 import { startRelay } from '../subscriptions/relay.js';
 import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
+import { startChannelPusher } from '../orders/channel-pusher.js';
+import { marketplaceClient } from '../channels/marketplace-client.js';
 
 export type NodeHost = { url: string; port: number; keys: ApiKey[]; embeddedDir?: string; stop: () => Promise<void> };
 
@@ -70,8 +72,25 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const notifyRelays = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
   // After a committed write: wake the relays, and drop this instance's cached figures of the SKUs it changed so its
   // own next read is fresh (read-your-writes); other instances converge through the relay's versioned updates.
+  // Marketplace channels: the pusher sends listed quantities the moment a stock change commits (docs/channels.md).
+  let pusherErrorLogged = 0;
+  const pusher = config.channels.pusher
+    ? startChannelPusher({
+        db,
+        metrics,
+        pollMs: config.channels.pollMs,
+        clientFor: (c) => marketplaceClient(c, { timeoutMs: config.channels.timeoutMs, shopifyAccessToken: config.channels.shopifyAccessToken }),
+        onError: (err) => {
+          if (Date.now() - pusherErrorLogged > 10_000) {
+            pusherErrorLogged = Date.now();
+            logger.warn({ err }, 'channel pusher failed; listings stay pending and are retried');
+          }
+        },
+      })
+    : undefined;
   const onOutboxWritten = async (skus?: string[]) => {
     notifyRelays();
+    pusher?.wake();
     if (cache && skus?.length) await cache.invalidate(skus);
   };
 
@@ -82,7 +101,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
   const keyLimit = rateLimit({ ...config.rateLimit, store: rateLimitStore, onStoreError });
   const trustProxy = config.trustProxy;
-  const { app, yoga, lookupCaller, orders, catalog, partners } = createApp({
+  const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
     db,
     metrics,
     keys,
@@ -99,6 +118,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     pubsub,
     cache,
     onOutboxWritten,
+    channels: { toleranceSeconds: config.channels.webhookToleranceSeconds, onIncident: () => pusher?.wake() },
   });
   // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
@@ -141,7 +161,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     yoga,
     lookupCaller,
     isProd: config.nodeEnv === 'production',
-    context: { orders, catalog, partners },
+    context: { orders, catalog, partners, channels },
     maxPayloadBytes: config.limits.maxBodyBytes,
     ...config.ws,
     clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy }),
@@ -157,7 +177,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     (stopping ??= (async () => {
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([stopSweeper(), stopRelay(), stopReconciler()]);
+      await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
       await payments.stop();
       await redis?.close();
       await close();

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'VERSION_ALREADY_PUBLISHED',
   'PURCHASE_LIMIT',
   'HOLD_LIMIT',
+  'CHANNEL_OVERSOLD',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -63,9 +63,11 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
     // lock/statement timeouts and connection failures concern every request alike: no point repeating each alone
     isolate: (err) => !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) && !retryReason(err),
   });
-  // Orders with a payment keep their key PROCESSING through the payment step; they take the direct path.
+  // Orders with a payment keep their key PROCESSING through the payment step; they take the direct path, and so does
+  // every order with batching off (CLAIM_BATCHING=off: the races are decided by PostgreSQL alone).
+  const batching = settings.claimBatching ?? true;
   const claim = (c: Claim): Promise<store.PlaceOrderRow> =>
-    c.lines.length === 1 && !c.payment
+    batching && c.lines.length === 1 && !c.payment
       ? batcher(c.lines[0]!.sku, JSON.stringify([c.clientId, c.customerId, c.key]), c)
       : timed(() => store.placeOrder(db, { ...c, ...ttl }));
 

@@ -3,6 +3,7 @@ import type { Caller } from '../common/caller.js';
 import type { Catalog } from '../orders/catalog.js';
 import type { Orders } from '../orders/orders.js';
 import type { PartnerDocuments } from '../orders/partner-documents.js';
+import type { Channels } from '../orders/channels.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 
 /**
@@ -14,6 +15,7 @@ export type Context = {
   orders: Orders;
   catalog: Catalog;
   partners: PartnerDocuments;
+  channels: Channels;
   live?: LivePubSub;
   admitBuyer?: (caller: Caller, buyer: string) => Promise<void>;
 };

@@ -5,6 +5,7 @@ import './purchase-limit.js';
 import './order.js';
 import './subscription.js';
 import './partner.js';
+import './channel.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

@@ -82,6 +82,7 @@ export const Order = builder.objectRef<OrderRecord>('Order').implement({
     rejection: t.field({ type: UserError, nullable: true, description: 'Why the order was rejected.', resolve: (o) => { const e = rejectionOf(o); return e && toUserError(e); } }),
     createdAt: t.field({ type: 'DateTime', resolve: (o) => o.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (o) => o.updatedAt }),
+    channel: t.string({ nullable: true, description: 'The marketplace channel that sold it (docs/channels.md); null for orders placed here.', resolve: (o) => o.channel ?? null }),
   }),
 });
 

@@ -2,7 +2,7 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { GraphQLError, getOperationAST, type ExecutionArgs } from 'graphql';
+import { GraphQLError, Kind, getOperationAST, type ExecutionArgs, type ExecutionResult, type FieldNode } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Caller, Role } from '../common/caller.js';
 import { shareSubscriptions } from './shared-execution.js';
@@ -36,6 +36,28 @@ export type GraphqlWsOptions = {
 };
 
 type Extra = { caller?: Caller; owner?: string };
+
+/**
+ * An availabilityChanged result's conflation key: its SKU, from the result when the client selected `sku`, else from
+ * the operation when it watches one SKU only. Undefined for anything else (never conflated): order-status events, and
+ * availability of several SKUs the result cannot tell apart.
+ */
+export function availabilityKey(result: ExecutionResult, args: ExecutionArgs): string | undefined {
+  if (result.errors) return undefined;
+  const a = (result.data as { availabilityChanged?: { sku?: unknown } } | null | undefined)?.availabilityChanged;
+  if (!a) return undefined;
+  if (typeof a.sku === 'string') return `availability:${a.sku}`;
+  const op = getOperationAST(args.document, args.operationName);
+  const field = op?.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD && s.name.value === 'availabilityChanged');
+  const arg = field?.arguments?.find((x) => x.name.value === 'skus')?.value;
+  let skus: unknown;
+  if (arg?.kind === Kind.VARIABLE) skus = (args.variableValues as Record<string, unknown> | undefined)?.[arg.name.value];
+  else if (arg?.kind === Kind.LIST) skus = arg.values.map((v) => (v.kind === Kind.STRING ? v.value : null));
+  else if (arg?.kind === Kind.STRING) skus = [arg.value];
+  if (typeof skus === 'string') skus = [skus];
+  const distinct = Array.isArray(skus) ? [...new Set(skus)] : [];
+  return distinct.length === 1 && typeof distinct[0] === 'string' ? `availability:${distinct[0]}` : undefined;
+}
 
 /** Close code for "too many" (graphql-ws uses 4429 for too many initialisation requests). */
 const TOO_MANY = 4429;
@@ -71,7 +93,8 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   };
   server.on('upgrade', onUpgrade);
   // identical subscriptions of one API client run once per event, whatever the number of sockets (see shared-execution)
-  const shared = shareSubscriptions();
+  // availability is a state: a socket that is behind gets the newest per SKU; order-status events are never conflated
+  const shared = shareSubscriptions({ conflateKey: availabilityKey });
   const shareKeys = new WeakMap<object, string>();
   const encoder = encodeOnce();
   const sockets = new Map<string, number>(); // open, authenticated sockets per owner (API client, or address on a public key)

@@ -1,5 +1,4 @@
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
-import { Repeater } from 'graphql-yoga';
 
 type Subscribe = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult> | AsyncIterable<ExecutionResult> | ExecutionResult;
 type Group = {
@@ -13,13 +12,83 @@ type Group = {
 const isAsyncIterable = (x: unknown): x is AsyncIterable<ExecutionResult> => typeof (x as any)?.[Symbol.asyncIterator] === 'function';
 
 /**
+ * A result's conflation key, given the operation it came from: results with the same key replace each other while a
+ * subscriber has not taken them; undefined: never conflated.
+ */
+export type ConflateKey = (result: ExecutionResult, args: ExecutionArgs) => string | undefined;
+
+/** Results one subscriber may have waiting before it is ended as too slow (its client resubscribes). */
+export const MAX_PENDING = 1024;
+
+/**
+ * One subscriber's queue of results not yet taken. A result with a conflation key replaces the waiting result with
+ * the same key, in its place: a subscriber that is behind gets the newest state, never a backlog of stale ones. A
+ * result without a key (an order's status change) is never dropped: it waits its turn, up to MAX_PENDING results.
+ */
+export function conflatingQueue(conflateKey: ((result: ExecutionResult) => string | undefined) | undefined, onDone: () => void) {
+  const pending: { key: string | undefined; value: ExecutionResult }[] = [];
+  let ended = false;
+  let finished = false;
+  let wake: (() => void) | undefined;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    onDone();
+  };
+  const member = {
+    push(value: ExecutionResult) {
+      if (ended) return;
+      const key = conflateKey?.(value);
+      if (key !== undefined) {
+        const waiting = pending.find((p) => p.key === key);
+        if (waiting) {
+          waiting.value = value;
+          return;
+        }
+      }
+      if (pending.length >= MAX_PENDING) {
+        // this subscriber stopped reading: it ends (after what it has), the others go on
+        ended = true;
+      } else pending.push({ key, value });
+      wake?.();
+    },
+    end() {
+      ended = true;
+      wake?.();
+    },
+  };
+  const iterator: AsyncIterableIterator<ExecutionResult> = {
+    async next() {
+      while (!pending.length && !ended) await new Promise<void>((r) => (wake = r));
+      wake = undefined;
+      const item = pending.shift();
+      if (item) return { value: item.value, done: false };
+      finish();
+      return { value: undefined, done: true };
+    },
+    async return() {
+      ended = true;
+      pending.length = 0;
+      wake?.(); // a next() waiting for a result ends too (the reader's loop finishes and lets go of its socket)
+      finish();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  return { member, iterator };
+}
+
+/**
  * Runs each distinct subscription operation once and hands every result object to all of its subscribers, instead of
  * executing it once per subscriber: 2,000 shoppers on one product page cost one execution per event. Subscriptions
  * share only when `key` says they are the same operation with the same variables for the same API client (a result
- * may depend on who asks: orderStatusChanged filters by client).
- * @example const shared = shareSubscriptions(); const stream = await shared(args, `${query}|${vars}|${clientId}`, subscribe)
+ * may depend on who asks: orderStatusChanged filters by client). Each subscriber has its own queue
+ * (`conflatingQueue`): results `conflateKey` gives a key for (availability, per SKU) are conflated while it is behind.
+ * @example const shared = shareSubscriptions({ conflateKey }); const stream = await shared(args, `${query}|${vars}|${clientId}`, subscribe)
  */
-export function shareSubscriptions() {
+export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
   const groups = new Map<string, Promise<Group>>();
 
   async function open(key: string, args: ExecutionArgs, subscribe: Subscribe): Promise<Group> {
@@ -72,23 +141,13 @@ export function shareSubscriptions() {
       }
     }
     const g = group!;
-    return new Repeater<ExecutionResult>((push, stop) => {
-      const member = {
-        push: (r: ExecutionResult) => {
-          try {
-            push(r).catch(() => {});
-          } catch (err) {
-            stop(err); // this subscriber stopped reading (its queue is full): it ends, the others go on
-          }
-        },
-        end: () => stop(),
-      };
-      g.members.add(member);
-      stop.then(() => {
-        g.members.delete(member);
-        if (g.members.size === 0) close(key, g);
-      });
+    const conflateKey = opts.conflateKey;
+    const { member, iterator } = conflatingQueue(conflateKey && ((r) => conflateKey(r, args)), () => {
+      g.members.delete(member);
+      if (g.members.size === 0) close(key, g);
     });
+    g.members.add(member);
+    return iterator;
   }
 
   /** the distinct operations running now (each one execution, however many subscribers) */

@@ -5,8 +5,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBench, type BenchResult } from '../bench/flash-sale.js';
+import { pgbenchVersion } from '../bench/pgbench.js';
 
 const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bench', 'results', 'smoke.json');
+const SVG = OUT.replace(/\.json$/, '.svg');
 const UNITS = 20;
 
 describe('bench (smoke)', () => {
@@ -21,7 +23,11 @@ describe('bench (smoke)', () => {
         concurrency: 16,
         durationS: 1,
         outFile: OUT,
-        timeoutMs: 75_000,
+        svgFile: SVG,
+        chartClients: [1],
+        chartDurationS: 1,
+        fanout: { subscribers: 20, sales: 5 },
+        timeoutMs: 150_000,
         log: (l) => lines.push(l),
       });
     } catch (err) {
@@ -50,6 +56,19 @@ describe('bench (smoke)', () => {
     expect(naive.oversold).toBe(Math.max(0, naive.sold - UNITS));
     expect(r.headline.ratio).toBeGreaterThan(0);
 
+    // the four ratios, each from figures of this run
+    expect(r.ceiling.via).toBe(pgbenchVersion() ? 'pgbench' : 'pg');
+    expect(r.ratios.hotVsCeiling).toMatchObject({ lastunitClaimsPerS: hot.claimsPerS, ceilingClaimsPerS: by('ceiling-hot').claimsPerS, clients: 16 });
+    for (const k of ['hotVsCeiling', 'soldOutVsTrivial', 'trivialVsBareYoga', 'fanoutFreshness'] as const) expect(r.ratios[k].ratio, k).toBeGreaterThan(0);
+    expect(r.cheap.soldOut.requestsPerS).toBeGreaterThan(0);
+    expect(r.fanout).toMatchObject({ subscribers: 20, sales: 5, sold: 5, fresh: 20 });
+    expect(r.byClients.map((c) => c.clients)).toEqual([1, 16]);
+    for (const c of r.byClients) for (const e of ['lastunit', 'ceiling', 'naive'] as const) expect(c[e].claimsPerS, `${c.clients} ${e}`).toBeGreaterThan(0);
+    const svg = await readFile(SVG, 'utf8');
+    expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    expect(svg).toContain('claims per second');
+    expect(lines.some((l) => /fan-out|RATIOS|ceiling runs through/.test(l))).toBe(true);
+
     const json = JSON.parse(await readFile(OUT, 'utf8')) as BenchResult;
     expect(json).toMatchObject({ version: 1, ok: true, params: { buyers: 150, units: UNITS, concurrency: 16, durationS: 1 } });
     expect(json.headline).toEqual(r.headline);
@@ -61,5 +80,5 @@ describe('bench (smoke)', () => {
       }
       expect(s).toHaveProperty('duplicates');
     }
-  }, 90_000);
+  }, 180_000);
 });

@@ -35,7 +35,7 @@ LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
     'id', o.id, 'status', o.status, 'customerId', o.customer_id,
     'totalAmount', o.total_amount, 'currency', o.currency, 'rejection', o.rejection,
-    'createdAt', o.created_at, 'updatedAt', o.updated_at,
+    'createdAt', o.created_at, 'updatedAt', o.updated_at, 'channel', o.channel_id,
     'lines', COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount) ORDER BY l.sku)
                         FROM order_lines l WHERE l.order_id = o.id), '[]'::jsonb),
     'reservation', (SELECT jsonb_build_object(

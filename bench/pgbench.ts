@@ -1,0 +1,106 @@
+// The ceiling through pgbench (PostgreSQL's own load driver, in C): the bare single-statement claim, prepared, from
+// `clients` connections. Claims are what the database says (rows in bench_claims), not transactions that ran: a
+// transaction that found nothing left claimed nothing. Latencies come from pgbench's per-transaction log.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type pg from 'pg';
+import { newOutcome, noteError, type LoadOutcome } from './load-outcome.js';
+
+/** The same statement as pg-load.ts's ceiling: the conditional UPDATE and the claim row, one round trip. */
+const CEILING_SCRIPT = `WITH c AS (
+    UPDATE inventory SET available = available - 1, reserved = reserved + 1
+     WHERE sku = :sku AND available >= 1
+    RETURNING sku)
+  INSERT INTO bench_claims (sku, quantity) SELECT sku, 1 FROM c;
+`;
+
+/** `pgbench --version`'s line when pgbench is on the PATH (or PGBENCH names it), else null. */
+export function pgbenchVersion(): string | null {
+  const r = spawnSync(process.env.PGBENCH ?? 'pgbench', ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+export type PgbenchOptions = {
+  /** the bench database (libpq URL) */
+  url: string;
+  /** to count the claims afterwards */
+  pool: pg.Pool;
+  sku: string;
+  clients: number;
+  /** seconds (-T); else `transactions` in all, split over the clients (-t, rounded up) */
+  durationS?: number;
+  transactions?: number;
+  signal?: AbortSignal;
+  /** pgbench's progress lines (-P 1) */
+  onProgress?: (line: string) => void;
+};
+
+const countClaims = async (pool: pg.Pool, sku: string) =>
+  (await pool.query('SELECT count(*)::int AS n FROM bench_claims WHERE sku = $1', [sku])).rows[0].n as number;
+
+/**
+ * Runs pgbench once: `-n -M prepared -c <clients> -j <min(clients, cores)> -P 1 -l`, the ceiling script, bounded by
+ * -T or -t (and the abort signal, which kills it). 127.0.0.1 only: the URL is the bench's own database.
+ * @example const o = await runPgbench({ url, pool, sku: 'CEIL', clients: 64, durationS: 5 })
+ */
+export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lastunit-pgbench-'));
+  try {
+    const script = path.join(dir, 'claim.sql');
+    await writeFile(script, CEILING_SCRIPT);
+    const perClient = opts.transactions !== undefined ? Math.max(1, Math.ceil(opts.transactions / opts.clients)) : undefined;
+    const args = [
+      '-n', '-M', 'prepared', '-c', String(opts.clients), '-j', String(Math.min(opts.clients, os.cpus().length)),
+      '-P', '1', '-l', `--log-prefix=${path.join(dir, 'tx')}`, '-D', `sku=${opts.sku}`, '-f', script,
+      ...(perClient !== undefined ? ['-t', String(perClient)] : ['-T', String(Math.max(1, Math.round(opts.durationS ?? 10)))]),
+      opts.url,
+    ];
+    const before = await countClaims(opts.pool, opts.sku);
+    const o = newOutcome();
+    const started = process.hrtime.bigint();
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn(process.env.PGBENCH ?? 'pgbench', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      const onData = (b: Buffer) => {
+        const s = b.toString('utf8');
+        out = (out + s).slice(-20_000);
+        for (const line of s.split('\n')) if (line.startsWith('progress:')) opts.onProgress?.(line.trim());
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      const onAbort = () => child.kill('SIGKILL');
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      child.once('error', reject);
+      child.once('close', (c) => {
+        opts.signal?.removeEventListener('abort', onAbort);
+        resolve({ code: c, output: out });
+      });
+    });
+    o.elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
+    if (opts.signal?.aborted) throw new Error(`aborted: ${String(opts.signal.reason?.message ?? opts.signal.reason)}`);
+    if (code !== 0) noteError(o, `pgbench exited with ${code}: ${output.slice(-500)}`);
+    // the run's own duration (without connecting), as pgbench reports it, when it says
+    const ran = /duration: (\d+) s/.exec(output);
+    if (ran && perClient === undefined) o.elapsedS = Number(ran[1]);
+    let transactions = 0;
+    for (const f of await readdir(dir)) {
+      if (!f.startsWith('tx')) continue;
+      for (const line of (await readFile(path.join(dir, f), 'utf8')).split('\n')) {
+        const fields = line.split(' ');
+        if (fields.length < 6) continue;
+        transactions++;
+        o.latency.record(Number(fields[2]) / 1000); // µs -> ms
+      }
+    }
+    const failed = /number of failed transactions: (\d+)/.exec(output);
+    if (failed && Number(failed[1]) > 0) for (let i = 0; i < Number(failed[1]); i++) noteError(o, 'pgbench: failed transaction');
+    o.claimed = (await countClaims(opts.pool, opts.sku)) - before;
+    o.refused = Math.max(0, transactions - o.claimed);
+    o.requests = o.claimed + o.refused + o.errors;
+    return o;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,225 @@
+// Marketplace channels: their rules, the coalesced push outbox (channel_listings), marketplace order events and the
+// oversell incidents (db/migrations/0030_channels.sql, db/functions/090_channels.sql).
+import type { Db } from './pool.js';
+import { toOrder, type OrderRecord } from './orders-store.js';
+
+export type ChannelKind = 'SANDBOX' | 'SHOPIFY';
+export type ChannelRules = { buffer: number; maxListed: number | null; percent: number; zeroAtOrBelow: number; maxPushesPerSecond: number };
+export type Channel = { id: string; name: string; kind: ChannelKind; endpoint: string; createdAt: Date; updatedAt: Date } & ChannelRules;
+/** What the webhook route needs to verify a delivery. */
+export type ChannelSecret = { id: string; kind: ChannelKind; webhookSecret: string };
+
+const COLUMNS = `id, name, kind, endpoint, buffer, max_listed, percent, zero_at_or_below, max_pushes_per_second, created_at, updated_at`;
+type Row = {
+  id: string; name: string; kind: ChannelKind; endpoint: string; buffer: number; max_listed: number | null; percent: number;
+  zero_at_or_below: number; max_pushes_per_second: number; created_at: Date; updated_at: Date;
+};
+const toChannel = (r: Row): Channel => ({
+  id: r.id, name: r.name, kind: r.kind, endpoint: r.endpoint, buffer: r.buffer, maxListed: r.max_listed, percent: r.percent,
+  zeroAtOrBelow: r.zero_at_or_below, maxPushesPerSecond: r.max_pushes_per_second, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** Inserts a channel and computes its listings for every SKU, in one transaction; null when the id is taken. */
+export async function insertChannel(
+  db: Db,
+  c: { id: string; name: string; kind: ChannelKind; endpoint: string; webhookSecret: string } & ChannelRules,
+): Promise<Channel | null> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<Row>(
+      `INSERT INTO channels (id, name, kind, endpoint, buffer, max_listed, percent, zero_at_or_below, max_pushes_per_second, webhook_secret)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
+      [c.id, c.name, c.kind, c.endpoint, c.buffer, c.maxListed, c.percent, c.zeroAtOrBelow, c.maxPushesPerSecond, c.webhookSecret],
+    );
+    if (!rows[0]) return null;
+    await tx.query('SELECT recompute_channel_listings($1)', [c.id]);
+    return toChannel(rows[0]);
+  });
+}
+
+/** Changes a channel's name, endpoint or rules and recomputes its listings, in one transaction; null for an unknown id. */
+export async function updateChannel(
+  db: Db,
+  id: string,
+  patch: Partial<{ name: string; endpoint: string } & ChannelRules>,
+): Promise<Channel | null> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<Row>(
+      `UPDATE channels SET name = coalesce($2, name), endpoint = coalesce($3, endpoint), buffer = coalesce($4, buffer),
+              max_listed = CASE WHEN $5::boolean THEN $6 ELSE max_listed END, percent = coalesce($7, percent),
+              zero_at_or_below = coalesce($8, zero_at_or_below), max_pushes_per_second = coalesce($9, max_pushes_per_second),
+              updated_at = now()
+        WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, patch.name ?? null, patch.endpoint ?? null, patch.buffer ?? null, 'maxListed' in patch, patch.maxListed ?? null,
+        patch.percent ?? null, patch.zeroAtOrBelow ?? null, patch.maxPushesPerSecond ?? null],
+    );
+    if (!rows[0]) return null;
+    await tx.query('SELECT recompute_channel_listings($1)', [id]);
+    return toChannel(rows[0]);
+  });
+}
+
+export async function listChannels(db: Db): Promise<Channel[]> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM channels ORDER BY id`);
+  return rows.map(toChannel);
+}
+
+export async function findChannel(db: Db, id: string): Promise<Channel | null> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM channels WHERE id = $1`, [id]);
+  return rows[0] ? toChannel(rows[0]) : null;
+}
+
+export async function findChannelSecret(db: Db, id: string): Promise<ChannelSecret | null> {
+  const { rows } = await db.query<{ id: string; kind: ChannelKind; webhook_secret: string }>(
+    `SELECT id, kind, webhook_secret FROM channels WHERE id = $1`,
+    [id],
+  );
+  return rows[0] ? { id: rows[0].id, kind: rows[0].kind, webhookSecret: rows[0].webhook_secret } : null;
+}
+
+export type Listing = { channelId: string; sku: string; desiredQuantity: number; pushedQuantity: number | null; pushedAt: Date | null; pending: boolean };
+
+/** A channel's listings of these SKUs, in the order asked; null where the channel lists no such SKU. */
+export async function findListings(db: Db, channelId: string, skus: string[]): Promise<(Listing | null)[]> {
+  const { rows } = await db.query<{ sku: string; desired_quantity: number; pushed_quantity: number | null; pushed_at: Date | null; pending: boolean }>(
+    `SELECT sku, desired_quantity, pushed_quantity, pushed_at, desired_version > pushed_version AS pending
+       FROM channel_listings WHERE channel_id = $1 AND sku = ANY ($2::text[])`,
+    [channelId, skus],
+  );
+  const bySku = new Map(rows.map((r) => [r.sku, r]));
+  return skus.map((s) => {
+    const r = bySku.get(s);
+    return r ? { channelId, sku: s, desiredQuantity: r.desired_quantity, pushedQuantity: r.pushed_quantity, pushedAt: r.pushed_at, pending: r.pending } : null;
+  });
+}
+
+/** Every channel's listing of one SKU (the live page). */
+export async function listingsOfSku(db: Db, sku: string): Promise<(Listing & { channelName: string })[]> {
+  const { rows } = await db.query(
+    `SELECT l.channel_id, c.name, l.desired_quantity, l.pushed_quantity, l.pushed_at, l.desired_version > l.pushed_version AS pending
+       FROM channel_listings l JOIN channels c ON c.id = l.channel_id WHERE l.sku = $1 ORDER BY l.channel_id`,
+    [sku],
+  );
+  return rows.map((r: any) => ({
+    channelId: r.channel_id, channelName: r.name, sku, desiredQuantity: r.desired_quantity, pushedQuantity: r.pushed_quantity,
+    pushedAt: r.pushed_at, pending: r.pending,
+  }));
+}
+
+export type Oversell = { id: number; externalOrderId: string; orderId: string; sku: string; cancelRequested: boolean; createdAt: Date };
+
+/** A channel's oversell incidents, newest first. */
+export async function findOversells(db: Db, channelId: string, limit: number): Promise<Oversell[]> {
+  const { rows } = await db.query(
+    `SELECT id, external_order_id, order_id, sku, cancel_state = 'DONE' AS cancel_requested, created_at
+       FROM channel_incidents WHERE channel_id = $1 AND kind = 'CHANNEL_OVERSOLD' ORDER BY id DESC LIMIT $2`,
+    [channelId, limit],
+  );
+  return rows.map((r: any) => ({ id: Number(r.id), externalOrderId: r.external_order_id, orderId: r.order_id, sku: r.sku, cancelRequested: r.cancel_requested, createdAt: r.created_at }));
+}
+
+/** One of the channel's orders by the marketplace's order id. */
+export async function findChannelOrder(db: Db, channelId: string, externalOrderId: string): Promise<OrderRecord | null> {
+  const { rows } = await db.query<{ j: unknown }>(
+    `SELECT order_json(id) AS j FROM orders WHERE channel_id = $1 AND external_order_id = $2`,
+    [channelId, externalOrderId],
+  );
+  return rows[0] ? toOrder(rows[0].j) : null;
+}
+
+export type ChannelEventRow =
+  | { kind: 'confirmed' | 'oversold' | 'cancelled' | 'noop'; order: OrderRecord; sku?: string }
+  | { kind: 'duplicate' | 'duplicate_order' | 'cancelled_before_created' | 'mixed_currency' }
+  | { kind: 'unknown_sku'; sku: string };
+
+/** A marketplace order event in one transaction (apply_channel_event, db/functions/090_channels.sql). */
+export async function applyChannelEvent(
+  db: Db,
+  e: { channelId: string; eventId: string; type: 'order.created' | 'order.cancelled'; externalOrderId: string; customer: string; lines: { sku: string; quantity: number }[] },
+): Promise<ChannelEventRow> {
+  // one statement; repeating it after a lost connection is safe: the event id makes the repeat a duplicate (I8)
+  const { rows } = await db.run<{ r: any }>('SELECT apply_channel_event($1, $2, $3, $4, $5, $6::jsonb) AS r', [
+    e.channelId, e.eventId, e.type, e.externalOrderId, e.customer, JSON.stringify(e.lines),
+  ]);
+  const r = rows[0]!.r;
+  if (r.order) r.order = toOrder(r.order);
+  return r;
+}
+
+// ---- the pusher's side (orders/channel-pusher.ts): outside any transaction but these short ones
+
+export type PushJob = { channelId: string; sku: string; quantity: number; version: number; previous: number | null; desiredAt: Date; attempts: number };
+
+/**
+ * Leases up to `limit` listings of one channel that are due to be sent: decreases (and zeros) before increases, then
+ * oldest change first. The lease (FOR UPDATE SKIP LOCKED, then lease_until) keeps two pushers off one row.
+ */
+export async function leasePushes(db: Db, channelId: string, limit: number, leaseSeconds: number): Promise<PushJob[]> {
+  const { rows } = await db.run(
+    `WITH due AS (
+       SELECT channel_id, sku FROM channel_listings
+        WHERE channel_id = $1 AND desired_version > pushed_version AND next_attempt_at <= now()
+          AND (lease_until IS NULL OR lease_until < now())
+        ORDER BY (desired_quantity < coalesce(pushed_quantity, 2147483647)) DESC, desired_at, sku
+        LIMIT $2 FOR UPDATE SKIP LOCKED)
+     UPDATE channel_listings l SET lease_until = now() + make_interval(secs => $3)
+       FROM due WHERE l.channel_id = due.channel_id AND l.sku = due.sku
+     RETURNING l.sku, l.desired_quantity, l.desired_version, l.pushed_quantity, l.desired_at, l.attempts`,
+    [channelId, limit, leaseSeconds],
+  );
+  return rows
+    .map((r: any) => ({ channelId, sku: r.sku, quantity: r.desired_quantity, version: Number(r.desired_version), previous: r.pushed_quantity, desiredAt: r.desired_at, attempts: r.attempts }))
+    .sort((a, b) => Number(b.quantity < (b.previous ?? Infinity)) - Number(a.quantity < (a.previous ?? Infinity)) || a.desiredAt.getTime() - b.desiredAt.getTime());
+}
+
+/** The marketplace acknowledged `version` (or a newer one): recorded only if nothing newer was recorded (never backwards). */
+export async function markPushed(db: Db, j: { channelId: string; sku: string; quantity: number; version: number }): Promise<void> {
+  await db.run(
+    `UPDATE channel_listings SET pushed_quantity = $3, pushed_version = $4, pushed_at = now(), attempts = 0, lease_until = NULL, last_error = NULL
+      WHERE channel_id = $1 AND sku = $2 AND pushed_version < $4`,
+    [j.channelId, j.sku, j.quantity, j.version],
+  );
+}
+
+/** A failed push: tried again after `delayMs` (the caller's jittered backoff, or the marketplace's Retry-After). */
+export async function markPushFailed(db: Db, j: { channelId: string; sku: string }, delayMs: number, error: string, countAttempt = true): Promise<void> {
+  await db.run(
+    `UPDATE channel_listings SET attempts = attempts + $5::int, next_attempt_at = now() + make_interval(secs => $3 / 1000.0),
+            lease_until = NULL, last_error = left($4, 500)
+      WHERE channel_id = $1 AND sku = $2`,
+    [j.channelId, j.sku, delayMs, error, countAttempt ? 1 : 0],
+  );
+}
+
+export type CancelJob = { id: number; channelId: string; externalOrderId: string; attempts: number };
+
+/** Leases oversell incidents whose cancellation is still to be asked of the marketplace. */
+export async function leaseCancellations(db: Db, limit: number, leaseSeconds: number): Promise<CancelJob[]> {
+  const { rows } = await db.run(
+    `WITH due AS (SELECT id FROM channel_incidents WHERE cancel_state = 'PENDING' AND next_attempt_at <= now()
+                   ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+     UPDATE channel_incidents i SET next_attempt_at = now() + make_interval(secs => $2) FROM due WHERE i.id = due.id
+     RETURNING i.id, i.channel_id, i.external_order_id, i.cancel_attempts`,
+    [limit, leaseSeconds],
+  );
+  return rows.map((r: any) => ({ id: Number(r.id), channelId: r.channel_id, externalOrderId: r.external_order_id, attempts: r.cancel_attempts }));
+}
+
+export async function markCancelDone(db: Db, id: number): Promise<void> {
+  await db.run(`UPDATE channel_incidents SET cancel_state = 'DONE', cancelled_at = now(), last_error = NULL WHERE id = $1 AND cancel_state = 'PENDING'`, [id]);
+}
+
+export async function markCancelFailed(db: Db, id: number, delayMs: number, error: string): Promise<void> {
+  await db.run(
+    `UPDATE channel_incidents SET cancel_attempts = cancel_attempts + 1, next_attempt_at = now() + make_interval(secs => $2 / 1000.0), last_error = left($3, 500)
+      WHERE id = $1 AND cancel_state = 'PENDING'`,
+    [id, delayMs, error],
+  );
+}
+
+/** Channels with something due (the pusher's wake-up scan). */
+export async function channelsWithWork(db: Db): Promise<string[]> {
+  const { rows } = await db.query<{ channel_id: string }>(
+    `SELECT DISTINCT channel_id FROM channel_listings WHERE desired_version > pushed_version AND next_attempt_at <= now()`,
+  );
+  return rows.map((r) => r.channel_id);
+}

@@ -1,0 +1,172 @@
+-- Marketplaces as sales channels (docs/channels.md): listed quantities that follow every availability change in the
+-- same transaction (I13), and marketplace order events applied once (I8) by conditional writes (I1, I3).
+
+-- The quantity a channel lists for a SKU with `available` units (docs/channels.md, "Listed quantity"):
+--   available <= zeroAtOrBelow ? 0 : min(maxListed, max(0, floor(available * percent / 100) - buffer))
+CREATE OR REPLACE FUNCTION listed_quantity(p_available integer, p_buffer integer, p_max_listed integer, p_percent integer, p_zero_at_or_below integer)
+RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN p_available <= p_zero_at_or_below THEN 0
+              ELSE least(coalesce(p_max_listed, 2147483647),
+                         greatest(0, (p_available::bigint * p_percent / 100)::integer - p_buffer)) END
+$$;
+
+-- I13: the push outbox follows the inventory row. Fired by every write that changes `available` (claim, release,
+-- expiry, restock, stock-take, payment outcome, marketplace order), in that write's transaction and under its row
+-- lock, so the newest desired quantity per (channel, SKU) is always the one of the newest committed change. Only a
+-- changed desired quantity is written (coalesced: one row per channel and SKU, the pusher sends the newest only).
+-- With no channel the trigger's INSERT reads an empty table: the storefront claim pays one trigger call, nothing more.
+CREATE OR REPLACE FUNCTION channel_listings_follow() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
+  SELECT c.id, NEW.sku, listed_quantity(NEW.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), NEW.version, clock_timestamp()
+    FROM channels c
+  ON CONFLICT (channel_id, sku) DO UPDATE
+     SET desired_quantity = excluded.desired_quantity, desired_version = excluded.desired_version,
+         desired_at = CASE WHEN l.desired_version > l.pushed_version THEN l.desired_at ELSE excluded.desired_at END,  -- lag: since the oldest unsent change
+         next_attempt_at = CASE WHEN l.desired_version > l.pushed_version THEN l.next_attempt_at ELSE excluded.desired_at END
+   WHERE l.desired_quantity IS DISTINCT FROM excluded.desired_quantity AND l.desired_version < excluded.desired_version;
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER inventory_channel_listings_update AFTER UPDATE OF available ON inventory
+  FOR EACH ROW WHEN (OLD.available IS DISTINCT FROM NEW.available) EXECUTE FUNCTION channel_listings_follow();
+CREATE OR REPLACE TRIGGER inventory_channel_listings_insert AFTER INSERT ON inventory
+  FOR EACH ROW EXECUTE FUNCTION channel_listings_follow();
+
+-- A channel's listings recomputed for every SKU (createChannel, updateChannel): inventory rows are read FOR SHARE, so a
+-- change in flight commits first (and its trigger wrote the old rules' figure, overwritten here), and a change after
+-- this waits for this commit and then sees the new rules. Every row gets a new version: the rules changed.
+CREATE OR REPLACE FUNCTION recompute_channel_listings(p_channel text) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n integer;
+BEGIN
+  WITH inv AS (SELECT sku, available, version FROM inventory ORDER BY sku FOR SHARE)
+  INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
+  SELECT c.id, inv.sku, listed_quantity(inv.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), inv.version, clock_timestamp()
+    FROM inv CROSS JOIN channels c WHERE c.id = p_channel
+  ON CONFLICT (channel_id, sku) DO UPDATE
+     SET desired_quantity = excluded.desired_quantity,
+         desired_version = greatest(l.desired_version + 1, excluded.desired_version),
+         desired_at = excluded.desired_at, next_attempt_at = excluded.desired_at
+   WHERE l.desired_quantity IS DISTINCT FROM excluded.desired_quantity;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n;
+END
+$$;
+
+-- A marketplace order event in ONE transaction (I8): the event id under processed_events' unique key, the order under
+-- the unique (channel, external order id), and the stock by conditional writes in SKU order (I1, I3). The marketplace
+-- already sold the units, so a placed order is CONFIRMED at once (units available -> sold). When the units are not
+-- there nothing moves: the order is REJECTED (CHANNEL_OVERSOLD) and an incident is recorded, whose row is the outbox
+-- of the cancellation asked of the marketplace (sent once, outside any transaction).
+-- p_type: order.created | order.cancelled. p_lines: [{sku, quantity}] (created only).
+-- Returns {kind: duplicate | duplicate_order | unknown_sku | mixed_currency | confirmed | oversold | cancelled |
+--          cancelled_before_created | noop, order?}
+CREATE OR REPLACE FUNCTION apply_channel_event(p_channel text, p_event_id text, p_type text, p_external text, p_customer text, p_lines jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_order_id   uuid := gen_random_uuid();
+  v_client     text := 'channel:' || p_channel;
+  v_unknown    text;
+  v_currencies integer;
+  v_total      bigint;
+  v_currency   char(3);
+  v_lines      jsonb;
+  v_line       record;
+  v_inv        record;
+  v_failed_sku text;
+  v_failed_qty integer;
+  v_status     text;
+  v_id         uuid;
+  v_skus       text[];
+BEGIN
+  IF p_type = 'order.created' THEN
+    -- bad input is answered before anything is written (products are never deleted: this read decides no stock)
+    SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount::bigint * l.quantity), min(p.currency),
+           jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku)
+      INTO v_unknown, v_currencies, v_total, v_currency, v_lines
+      FROM (SELECT x.sku, sum(x.quantity)::integer AS quantity FROM jsonb_to_recordset(p_lines) AS x(sku text, quantity integer) GROUP BY x.sku) l
+      LEFT JOIN products p ON p.sku = l.sku;
+    IF v_unknown IS NOT NULL THEN RETURN jsonb_build_object('kind', 'unknown_sku', 'sku', v_unknown); END IF;
+    IF v_currencies > 1 OR v_total > 2147483647 THEN RETURN jsonb_build_object('kind', 'mixed_currency'); END IF;
+  END IF;
+
+  -- I8: the event id first. A concurrent twin waits here on the unique index until this transaction ends.
+  INSERT INTO processed_events (source, event_id) VALUES (v_client, p_event_id) ON CONFLICT DO NOTHING;
+  IF NOT FOUND THEN RETURN jsonb_build_object('kind', 'duplicate'); END IF;
+
+  IF p_type = 'order.created' THEN
+    -- the same marketplace order under another event id: one order (a twin waits on the unique index, then finds it)
+    INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, channel_id, external_order_id)
+    VALUES (v_order_id, v_client, p_customer, 'CONFIRMED', v_total, v_currency, p_channel, p_external)
+    ON CONFLICT (channel_id, external_order_id) WHERE channel_id IS NOT NULL DO NOTHING;
+    IF NOT FOUND THEN RETURN jsonb_build_object('kind', 'duplicate_order'); END IF;
+    INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+    SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
+    BEGIN  -- a subtransaction: a line that cannot be taken rolls back the earlier ones
+      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
+        -- I3 / I1: conditional; the units go straight to sold (the marketplace took the money)
+        UPDATE inventory SET available = available - v_line.quantity, sold = sold + v_line.quantity, version = version + 1, updated_at = now()
+         WHERE sku = v_line.sku AND available >= v_line.quantity
+        RETURNING sku, available, version, updated_at INTO v_inv;
+        IF NOT FOUND THEN
+          v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
+          RAISE EXCEPTION 'claim failed' USING ERRCODE = 'LU001';
+        END IF;
+        INSERT INTO outbox (topic, aggregate_key, payload)  -- I9
+        VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
+                'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
+      END LOOP;
+    EXCEPTION WHEN SQLSTATE 'LU001' THEN
+      NULL;
+    END;
+    IF v_failed_sku IS NULL THEN
+      INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
+      SELECT v_order_id, l.sku, l.quantity, 'SOLD', now(), now() FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
+      PERFORM emit_order_status(ARRAY[v_order_id]);
+      RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(v_order_id));
+    END IF;
+    UPDATE orders SET status = 'REJECTED', rejection = jsonb_build_object('code', 'CHANNEL_OVERSOLD', 'sku', v_failed_sku,
+           'message', format('the marketplace sold %s of %s, more than was available; a cancellation was asked of it', v_failed_qty, v_failed_sku))
+     WHERE id = v_order_id;
+    INSERT INTO channel_incidents (channel_id, kind, external_order_id, order_id, sku, lines)
+    VALUES (p_channel, 'CHANNEL_OVERSOLD', p_external, v_order_id, v_failed_sku, v_lines);
+    -- the marketplace listed what was gone: send its listing of these SKUs again, whatever it was last sent
+    UPDATE channel_listings SET pushed_version = 0, next_attempt_at = now()
+     WHERE channel_id = p_channel AND sku IN (SELECT l.sku FROM jsonb_to_recordset(v_lines) AS l(sku text));
+    PERFORM emit_order_status(ARRAY[v_order_id]);
+    RETURN jsonb_build_object('kind', 'oversold', 'sku', v_failed_sku, 'order', order_json(v_order_id));
+  END IF;
+
+  IF p_type <> 'order.cancelled' THEN RAISE EXCEPTION 'unknown channel event type %', p_type; END IF;
+  -- lock order: the order row, its reservations, inventory in SKU order
+  SELECT id, status INTO v_id, v_status FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
+  IF NOT FOUND THEN
+    -- the cancellation came first (deliveries are reordered): a cancelled stand-in, so the late creation is a duplicate
+    INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, channel_id, external_order_id)
+    VALUES (v_order_id, v_client, p_customer, 'CANCELLED', 0, 'XXX', p_channel, p_external)
+    ON CONFLICT (channel_id, external_order_id) WHERE channel_id IS NOT NULL DO NOTHING;
+    IF FOUND THEN RETURN jsonb_build_object('kind', 'cancelled_before_created'); END IF;
+    SELECT id, status INTO v_id, v_status FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
+  END IF;
+  IF v_status <> 'CONFIRMED' THEN RETURN jsonb_build_object('kind', 'noop', 'order', order_json(v_id)); END IF;
+  -- I6: the sold units go back on sale once (only reservations still SOLD move)
+  WITH moved AS (
+    UPDATE reservations SET state = 'RELEASED', released_reason = 'cancelled by the marketplace', updated_at = now()
+     WHERE order_id = v_id AND state = 'SOLD' RETURNING sku, quantity)
+  SELECT array_agg(sku ORDER BY sku) INTO v_skus FROM moved;
+  FOR v_line IN SELECT r.sku, r.quantity FROM reservations r WHERE r.order_id = v_id AND r.sku = ANY (v_skus) ORDER BY r.sku LOOP
+    UPDATE inventory SET sold = sold - v_line.quantity, available = available + v_line.quantity, version = version + 1, updated_at = now()
+     WHERE sku = v_line.sku;  -- I2: the same units leave sold and enter available
+  END LOOP;
+  IF v_skus IS NOT NULL THEN PERFORM emit_availability(v_skus); END IF;
+  UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = v_id;
+  PERFORM emit_order_status(ARRAY[v_id]);
+  RETURN jsonb_build_object('kind', 'cancelled', 'order', order_json(v_id));
+END
+$$;
