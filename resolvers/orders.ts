@@ -6,25 +6,25 @@ import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 import { buyerOf } from '../orders/buyer.js';
 
-export async function order(ctx: Context, id: string): Promise<OrderRecord | null> {
-  return ctx.orders.getOrder(ctx.caller, id);
+export async function order(ctx: Context, id: string, token?: string | null): Promise<OrderRecord | null> {
+  return ctx.orders.getOrder(ctx.caller, id, token);
 }
 
 export async function placeOrder(ctx: Context, input: PlaceOrderInput) {
   requireRole(ctx, 'storefront', 'partner', 'public');
   await ctx.admitBuyer?.(ctx.caller, buyerOf(ctx.caller, input.customerId)); // past the per-buyer limit: 429, nothing runs
   const r = await ctx.orders.placeOrder(ctx.caller, input);
-  return { order: r.order, replayed: r.replayed, userErrors: userErrorsOf(r) };
+  return { order: r.order, replayed: r.replayed, orderToken: r.orderToken, userErrors: userErrorsOf(r) };
 }
 
-export async function releaseReservation(ctx: Context, input: ReleaseInput) {
-  requireRole(ctx, 'storefront', 'partner');
+export async function releaseReservation(ctx: Context, input: ReleaseInput & { token?: string | null }) {
+  requireRole(ctx, 'storefront', 'partner', 'public');
   const r = await ctx.orders.releaseReservation(ctx.caller, input);
   return { order: r.order, userErrors: userErrorsOf(r) };
 }
 
 export async function payOrder(ctx: Context, input: PayOrderInput) {
-  requireRole(ctx, 'storefront', 'partner');
+  requireRole(ctx, 'storefront', 'partner', 'public'); // a public key with the order's token
   const r = await ctx.orders.payOrder(ctx.caller, input);
   const payment = r.order?.status === 'AWAITING_PAYMENT' ? await ctx.orders.getPayment(ctx.caller, r.order.id) : null;
   return { order: r.order, nextAction: payment?.state === 'ACTION_REQUIRED' ? payment.nextAction : null, userErrors: userErrorsOf(r) };

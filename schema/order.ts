@@ -90,9 +90,11 @@ builder.queryField('order', (t) =>
   t.field({
     type: Order,
     nullable: true,
-    description: 'One of your orders by id; null if it does not exist or another client placed it.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => r.order(ctx, args.id),
+    description:
+      'One of your orders by id; null if it does not exist or another client placed it. A public key must also send the ' +
+      "order's token (PlaceOrderPayload.orderToken); without it, or with another order's, the answer is null.",
+    args: { id: t.arg.id({ required: true }), token: t.arg.string({ required: false }) },
+    resolve: (_root, args, ctx) => r.order(ctx, args.id, args.token),
   }),
 );
 
@@ -132,11 +134,22 @@ const PlaceOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.placeOrd
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
     userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
     replayed: t.exposeBoolean('replayed', { description: 'True when this answer is a replay of an earlier request with the same key.' }),
+    orderToken: t.string({
+      nullable: true,
+      description:
+        "The order's secret token, in the answer that created the order only (null in a replay: only its hash is kept). " +
+        'A public key sends it back as `token` to order, releaseReservation and orderStatusChanged; keep it with the order.',
+      resolve: (p) => p.orderToken ?? null,
+    }),
   }),
 });
 
 const ReleaseReservationInput = builder.inputType('ReleaseReservationInput', {
-  fields: (t) => ({ orderId: t.id({ required: true }), reason: t.string({ required: false }) }),
+  fields: (t) => ({
+    orderId: t.id({ required: true }),
+    reason: t.string({ required: false }),
+    token: t.string({ required: false, description: "The order's token (PlaceOrderPayload.orderToken): required with a public key." }),
+  }),
 });
 const ReleaseReservationPayload = builder.objectRef<Awaited<ReturnType<typeof r.releaseReservation>>>('ReleaseReservationPayload').implement({
   fields: (t) => ({
