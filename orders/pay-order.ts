@@ -41,14 +41,19 @@ export function createPayOrder(deps: { db: Db; metrics: Metrics; payments?: Omit
     }
     await onOutboxWritten(); // AWAITING_PAYMENT announced
     const order = begun.order;
+    let outcome = 'unknown';
     const done = await authorizeAttempt(
       { db, metrics, ...payments },
       { orderId: order.id, key: begun.key, amount: order.totalAmount, currency: order.currency, token: input.payment.token },
-      (r) => store.applyPaymentOutcome(db, order.id, r.outcome, r.providerRef ?? null, r.reason ?? null, begun.key, r.nextAction ?? null),
+      (r) => {
+        outcome = r.outcome;
+        return store.applyPaymentOutcome(db, order.id, r.outcome, r.providerRef ?? null, r.reason ?? null, begun.key, r.nextAction ?? null);
+      },
     );
     const now = done.order ?? order;
     if (done.kind !== 'unknown' && done.kind !== 'action_required' && done.kind !== 'noop') await onOutboxWritten();
-    if (done.kind === 'declined_held')
+    // the processor's webhook may have applied the same decline first (then ours is a no-op): the answer is the decline
+    if (done.kind === 'declined_held' || (outcome === 'declined' && now.status === 'RESERVED'))
       return fail([refuse('PAYMENT_DECLINED', 'the payment was declined; the units stay held until reservation.expiresAt: try another payment method', ['payment'])], now);
     return { ok: true, order: now };
   };
