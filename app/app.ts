@@ -24,6 +24,7 @@ import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
 import { refuseAmbiguousOperations } from './operation.js';
+import { demoteInputErrors, useInputHygiene } from './use-input-hygiene.js';
 import type { KeyRateLimit } from './rate-limit.js';
 import type { AdmitBuyer } from './buyer-rate-limit.js';
 
@@ -110,11 +111,12 @@ export function createApp(deps: AppDeps) {
     landingPage: false,
     maskedErrors: true,
     batching: false,
-    logging: deps.logger,
+    logging: demoteInputErrors(deps.logger),
     plugins: [
       ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
+      useInputHygiene(deps.logger),
     ],
     context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({ caller, orders, catalog, partners, channels, live, admitBuyer }),
   });

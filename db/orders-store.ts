@@ -151,10 +151,16 @@ export async function expireDueHolds(db: Db, limit: number): Promise<{ orderId: 
 
 /** Deletes one batch of finished idempotency keys past their retention; orders stay. */
 export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> {
+  // Finished keys past retention: DONE ones, and PROCESSING ones whose order is final (a payment left the key
+  // PROCESSING and the process died; the order was settled since by the reconciler, a webhook or the sweeper) or that
+  // never got an order. A PROCESSING key of an order still RESERVED or AWAITING_PAYMENT is kept: its recovery needs it.
   const { rowCount } = await db.run(
     `DELETE FROM idempotency_keys WHERE (client_id, customer_id, key) IN (
-       SELECT client_id, customer_id, key FROM idempotency_keys
-        WHERE expires_at < now() AND state = 'DONE' LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+       SELECT k.client_id, k.customer_id, k.key FROM idempotency_keys k
+         LEFT JOIN orders o ON o.id = k.order_id
+        WHERE k.expires_at < now()
+          AND (k.state = 'DONE' OR o.id IS NULL OR o.status IN ('CONFIRMED', 'REJECTED', 'CANCELLED', 'EXPIRED'))
+        LIMIT $1 FOR UPDATE OF k SKIP LOCKED)`,
     [limit],
   );
   return rowCount ?? 0;

@@ -61,6 +61,10 @@ const schema = z.object({
   METRICS_TOKEN: optionalText,
   // processed payment events are kept at least this long (a processor may redeliver an event for days)
   PROCESSED_EVENTS_RETENTION_DAYS: int(30, 30),
+  // published outbox rows are kept this long (for debugging; nothing reads them again)
+  OUTBOX_RETENTION_HOURS: int(0, 24),
+  // how often the retention jobs (keys, outbox, processed events) run
+  RETENTION_INTERVAL_MS: int(10, 60_000),
   DATABASE_URL: z
     .string()
     .optional()
@@ -174,8 +178,8 @@ export type Config = {
   databaseUrl?: string;
   databasePoolSize: number;
   databaseTimeouts: DatabaseTimeouts;
-  /** processed payment events older than this are pruned (at least 30) */
-  processedEventsRetentionDays: number;
+  /** the retention jobs: how often, and what they keep (processed events: at least 30 days) */
+  retention: { intervalMs: number; outboxHours: number; processedEventsDays: number };
   dataDir: string;
   apiKeys?: ApiKey[];
   holdTtlSeconds: number;
@@ -244,7 +248,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl: c.DATABASE_URL,
     databasePoolSize: c.DATABASE_POOL_SIZE,
     databaseTimeouts: toDatabaseTimeouts(c),
-    processedEventsRetentionDays: c.PROCESSED_EVENTS_RETENTION_DAYS,
+    retention: { intervalMs: c.RETENTION_INTERVAL_MS, outboxHours: c.OUTBOX_RETENTION_HOURS, processedEventsDays: c.PROCESSED_EVENTS_RETENTION_DAYS },
     dataDir: c.DATA_DIR,
     apiKeys: c.API_KEYS,
     holdTtlSeconds: c.HOLD_TTL_SECONDS,

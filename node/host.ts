@@ -134,6 +134,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   app.route('/', livePage({ listSkus: () => catalog!.listSkus(), publicKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'public')?.key }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
+    retentionIntervalMs: config.retention.intervalMs,
+    retention: config.retention,
     onOutboxWritten,
     onError: (err) => logger.error({ err }, 'sweeper failed; retrying next tick'),
   });
