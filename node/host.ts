@@ -160,7 +160,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     : async () => {};
 
   const stopReconciler = startReconciler(
-    { db, metrics, processor: payments.processor, onOutboxWritten },
+    { db, metrics, processor: payments.processor, onOutboxWritten, capture: config.payments.capture },
     { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
   );
 
