@@ -21,10 +21,22 @@ function sameDigest(a: string, b: string): boolean {
 /** Random demo keys for the embedded default, one per role. */
 export function generateDemoKeys(): ApiKey[] {
   const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
-  return (['storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${hex()}` }));
+  return (['public', 'storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${hex()}` }));
 }
 
 export type AuthVariables = { caller: Caller };
+
+/**
+ * Whether an `Authorization` header carries exactly `Bearer <secret>`, compared as digests in constant time.
+ * @example const allowed = bearerMatcher(config.metricsToken); if (!(await allowed(header))) return 401
+ */
+export function bearerMatcher(secret: string): (header: string | undefined | null) => Promise<boolean> {
+  const expected = sha256Hex(secret);
+  return async (header) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+    return sameDigest(await expected, await sha256Hex(m ? m[1]! : `\u0000${header ?? ''}`));
+  };
+}
 
 /**
  * A lookup from a presented key (or an `Authorization: Bearer <key>` value) to its caller; undefined when unknown.

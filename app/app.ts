@@ -10,7 +10,7 @@ import type { Metrics } from '../common/metrics.js';
 import type { Db } from '../db/wrap-pool.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
-import { apiKeyAuth, createCallerLookup, type AuthVariables } from './api-keys.js';
+import { apiKeyAuth, bearerMatcher, createCallerLookup, type AuthVariables } from './api-keys.js';
 import type { ApiKey } from '../common/caller.js';
 import type { Limits, OrderSettings } from '../common/config-fields.js';
 import type { AfterCommit } from '../common/after-commit.js';
@@ -23,6 +23,8 @@ import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
+import { refuseAmbiguousOperations } from './operation.js';
+import { demoteInputErrors, useInputHygiene } from './use-input-hygiene.js';
 import type { KeyRateLimit } from './rate-limit.js';
 import type { AdmitBuyer } from './buyer-rate-limit.js';
 
@@ -39,6 +41,10 @@ export type AppDeps = {
   logger: YogaLogger;
   settings: OrderSettings;
   limits?: Partial<Limits>;
+  /** the body limit of payment webhooks (default DEFAULT_WEBHOOK_MAX_BODY_BYTES) */
+  webhookMaxBodyBytes?: number;
+  /** when set, GET /metrics answers only `Authorization: Bearer <metricsToken>` (401 otherwise) */
+  metricsToken?: string;
   /** production: introspection off */
   production?: boolean;
   graphiql?: boolean;
@@ -105,11 +111,12 @@ export function createApp(deps: AppDeps) {
     landingPage: false,
     maskedErrors: true,
     batching: false,
-    logging: deps.logger,
+    logging: demoteInputErrors(deps.logger),
     plugins: [
       ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
+      useInputHygiene(deps.logger),
     ],
     context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({ caller, orders, catalog, partners, channels, live, admitBuyer }),
   });
@@ -131,10 +138,17 @@ export function createApp(deps: AppDeps) {
       return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
     }
   });
-  app.get('/metrics', async (c) => c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType }));
+  const metricsAllowed = deps.metricsToken ? bearerMatcher(deps.metricsToken) : async () => true;
+  app.get('/metrics', async (c) => {
+    if (!(await metricsAllowed(c.req.header('authorization'))))
+      return c.json({ errors: [{ message: 'metrics need Authorization: Bearer <METRICS_TOKEN>', extensions: { code: 'UNAUTHENTICATED' } }] }, 401, {
+        'WWW-Authenticate': 'Bearer realm="lastunit-metrics"',
+      });
+    return c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType });
+  });
   // Payments webhooks are a Node-host route (the processor and the reconciler live there).
   if (typeof deps.db !== 'function')
-    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten }));
+    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten, maxBodyBytes: deps.webhookMaxBodyBytes }));
   // Marketplace order webhooks, also a Node-host route (the pusher that answers oversells lives there).
   if (typeof deps.db !== 'function')
     app.route('/webhooks/channels', channelWebhooks({
@@ -158,6 +172,7 @@ export function createApp(deps: AppDeps) {
   }
   if (deps.rateLimit) app.use('/graphql', deps.rateLimit.middleware);
   app.use('/graphql', refuseBatches());
+  app.use('/graphql', refuseAmbiguousOperations());
   if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 

@@ -28,6 +28,12 @@ export async function startServer(opts: {
       API_KEYS: `storefront:${keys.storefront},admin:${keys.admin}`,
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
+      // the production profile: the bench's payments are the sandbox's, said so explicitly, with a secret of its own;
+      // /metrics stays on this machine (HOST=127.0.0.1), so no METRICS_TOKEN is needed
+      PAYMENT_PROVIDER: 'sandbox',
+      ALLOW_SANDBOX_PAYMENTS: 'true',
+      PAYMENT_WEBHOOK_SECRET: randomKey(),
+      HOST: '127.0.0.1',
     },
     startTimeoutMs: opts.startTimeoutMs,
     nodeArgs: opts.nodeArgs,

@@ -50,6 +50,44 @@ export const apiKeys = z
     return out;
   });
 
+/** Production keys are long enough not to be guessed: `API_KEYS` entries shorter than this refuse a production start. */
+export const PRODUCTION_MIN_KEY_LENGTH = 24;
+
+/**
+ * The production profile's check of API keys: one line per key shorter than PRODUCTION_MIN_KEY_LENGTH, naming its
+ * position, never the key.
+ * @example shortKeyProblems(config.apiKeys) // ['entry 2 of 3 is shorter than 24 characters']
+ */
+export function shortKeyProblems(keys: ApiKey[] | undefined): string[] {
+  if (!keys) return [];
+  return keys.flatMap((k, i) =>
+    k.key.length < PRODUCTION_MIN_KEY_LENGTH ? [`entry ${i + 1} of ${keys.length} is shorter than ${PRODUCTION_MIN_KEY_LENGTH} characters (required in production)`] : [],
+  );
+}
+
+/**
+ * Database session bounds, shared by both hosts (pg on Node, Neon on Workers): how long to wait for a connection, a
+ * statement, a lock, and an open transaction that does nothing (docs/database.md). 0 turns one off.
+ */
+export const databaseTimeoutFields = {
+  DATABASE_CONNECT_TIMEOUT_MS: int(0, 5_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(0, 30_000),
+  DATABASE_LOCK_TIMEOUT_MS: int(0, 10_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(0, 60_000),
+};
+export type DatabaseTimeouts = { connectMs: number; statementMs: number; lockMs: number; idleInTransactionMs: number };
+export const toDatabaseTimeouts = (c: {
+  DATABASE_CONNECT_TIMEOUT_MS: number;
+  DATABASE_STATEMENT_TIMEOUT_MS: number;
+  DATABASE_LOCK_TIMEOUT_MS: number;
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: number;
+}): DatabaseTimeouts => ({
+  connectMs: c.DATABASE_CONNECT_TIMEOUT_MS,
+  statementMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
+  lockMs: c.DATABASE_LOCK_TIMEOUT_MS,
+  idleInTransactionMs: c.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+});
+
 /** Request limits, shared by both hosts (docs/edge.md has the table). */
 export const limitsFields = {
   MAX_BODY_BYTES: int(256, 65_536),

@@ -40,6 +40,12 @@ export function createMetrics() {
       help: 'Orders whose holds were expired by the sweeper',
       registers: [registry],
     }),
+    retentionDeleted: new Counter({
+      name: 'lastunit_retention_deleted_total',
+      help: 'Rows the retention jobs deleted (published outbox rows, old processed events), by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
     idempotencyKeysDeleted: new Counter({
       name: 'lastunit_idempotency_keys_deleted_total',
       help: 'Idempotency key rows deleted after their retention',

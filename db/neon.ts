@@ -3,6 +3,7 @@ import { Pool, neonConfig, types } from '@neondatabase/serverless';
 import type pg from 'pg';
 import { wrapPool, type Db } from './wrap-pool.js';
 import type { RetryOptions } from './retry.js';
+import { timeoutOptions, type DbTimeouts } from './timeouts.js';
 
 // int8 (count/sum) as JS numbers, as db/pool.ts does for node-postgres.
 types.setTypeParser(20, (v: string) => Number(v));
@@ -16,6 +17,8 @@ export type NeonDbOptions = {
   wsProxy?: string;
   max?: number;
   retry?: RetryOptions;
+  /** the same session bounds as db/pool.ts */
+  timeouts?: DbTimeouts;
 };
 
 /**
@@ -31,6 +34,6 @@ export function createNeonDb(opts: NeonDbOptions): Db {
     neonConfig.pipelineTLS = false;
     neonConfig.pipelineConnect = false;
   }
-  const pool = new Pool({ connectionString: opts.connectionString, max: opts.max ?? 5 });
+  const pool = new Pool({ connectionString: opts.connectionString, max: opts.max ?? 5, ...timeoutOptions(opts.timeouts) });
   return wrapPool(pool as unknown as pg.Pool, opts.retry);
 }

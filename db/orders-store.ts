@@ -119,13 +119,25 @@ export async function releaseOrder(db: Db, clientId: string, orderId: string, re
   return r as ReleaseRow;
 }
 
-/** One order, only for the client that created it. */
-export async function findOrder(db: Db, clientId: string, orderId: string): Promise<OrderRecord | null> {
+/**
+ * One order, only for the client that created it; with `tokenHash`, only if it is that order's token's hash (a
+ * `public` key's reads).
+ */
+export async function findOrder(db: Db, clientId: string, orderId: string, tokenHash?: string): Promise<OrderRecord | null> {
   const { rows } = await db.query<{ j: any }>(
-    'SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid AND client_id = $2',
-    [orderId, clientId],
+    'SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid AND client_id = $2 AND ($3::text IS NULL OR token_hash = $3)',
+    [orderId, clientId, tokenHash ?? null],
   );
   return rows[0] ? toOrder(rows[0].j) : null;
+}
+
+/**
+ * Records the hash of an order's token, once: true only for the call that set it (a replay, or a second caller, finds
+ * one already there and hands out nothing).
+ */
+export async function issueOrderToken(db: Db, orderId: string, tokenHash: string): Promise<boolean> {
+  const { rowCount } = await db.run('UPDATE orders SET token_hash = $2 WHERE id = $1::uuid AND token_hash IS NULL', [orderId, tokenHash]);
+  return rowCount === 1;
 }
 
 /** Expires one batch of holds past `expires_at` (SKIP LOCKED; see expire_due_holds). Returns what it expired. */
@@ -139,10 +151,16 @@ export async function expireDueHolds(db: Db, limit: number): Promise<{ orderId: 
 
 /** Deletes one batch of finished idempotency keys past their retention; orders stay. */
 export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> {
+  // Finished keys past retention: DONE ones, and PROCESSING ones whose order is final (a payment left the key
+  // PROCESSING and the process died; the order was settled since by the reconciler, a webhook or the sweeper) or that
+  // never got an order. A PROCESSING key of an order still RESERVED or AWAITING_PAYMENT is kept: its recovery needs it.
   const { rowCount } = await db.run(
     `DELETE FROM idempotency_keys WHERE (client_id, customer_id, key) IN (
-       SELECT client_id, customer_id, key FROM idempotency_keys
-        WHERE expires_at < now() AND state = 'DONE' LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+       SELECT k.client_id, k.customer_id, k.key FROM idempotency_keys k
+         LEFT JOIN orders o ON o.id = k.order_id
+        WHERE k.expires_at < now()
+          AND (k.state = 'DONE' OR o.id IS NULL OR o.status IN ('CONFIRMED', 'REJECTED', 'CANCELLED', 'EXPIRED'))
+        LIMIT $1 FOR UPDATE OF k SKIP LOCKED)`,
     [limit],
   );
   return rowCount ?? 0;

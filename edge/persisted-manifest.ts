@@ -34,32 +34,8 @@ export function toApolloManifest(m: PersistedManifest): ApolloManifest {
   return { format: 'apollo-persisted-query-manifest', version: 1, operations };
 }
 
-/** `sha256:<hex>` (the persisted-documents convention GraphQL Codegen follows) names the same id as `<hex>`. */
-const bare = (id: string | null) => (id?.startsWith('sha256:') ? id.slice(7) : id);
-
 /**
- * The persisted operation id of a request: `extensions.persistedQuery.sha256Hash` (APQ form, body or GET query string),
- * or `documentId` (GET query string or body), without a `sha256:` prefix. Null when the request names none.
- * @example operationIdOf(new URL(req.url).searchParams, body)
+ * The persisted operation id of a request, decided where every reader decides it (app/operation.ts): the edge cache
+ * keys by the same id Yoga runs.
  */
-export function operationIdOf(params: { extensions?: unknown; documentId?: unknown }, url?: URL): string | null {
-  return bare(namedId(params, url));
-}
-
-function namedId(params: { extensions?: unknown; documentId?: unknown }, url?: URL): string | null {
-  const pq = (params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | undefined)?.persistedQuery;
-  if (pq && typeof pq.sha256Hash === 'string') return pq.sha256Hash;
-  if (typeof params.documentId === 'string') return params.documentId;
-  const fromUrl = url?.searchParams.get('documentId');
-  if (fromUrl) return fromUrl;
-  const ext = url?.searchParams.get('extensions');
-  if (ext) {
-    try {
-      const h = JSON.parse(ext)?.persistedQuery?.sha256Hash;
-      if (typeof h === 'string') return h;
-    } catch {
-      return null;
-    }
-  }
-  return null;
-}
+export { operationIdOf } from '../app/operation.js';

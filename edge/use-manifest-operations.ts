@@ -20,7 +20,8 @@ export const NOT_FOUND_MESSAGE = 'PersistedQueryNotFound';
 /**
  * Persisted operations by sha256 id (APQ `extensions.persistedQuery.sha256Hash` or `documentId`): the shipped manifest
  * for every role, plus, for a partner key naming its app (`partner:<app>:<key>`), that app's published documents
- * (docs/partners.md). Roles in `documentsAllowed` may also send documents; every other role (partners) runs ids only.
+ * (docs/partners.md). Roles in `documentsAllowed` (default: public, storefront, admin) may also send documents; every
+ * other role (partners) runs ids only. A public key's documents meet the same limits and role checks as any other.
  * @example useManifestOperations({ partyOf: (req) => parties.get(req), partnerDocuments: cachedPartnerDocuments() })
  */
 export function useManifestOperations(options: {
@@ -31,7 +32,7 @@ export function useManifestOperations(options: {
   partnerDocuments?: PartnerDocumentLookup;
 }): Plugin {
   const manifest = options.manifest ?? shippedManifest;
-  const documentsAllowed = new Set(options.documentsAllowed ?? ['storefront', 'admin']);
+  const documentsAllowed = new Set(options.documentsAllowed ?? ['public', 'storefront', 'admin']);
   const partnerDocuments = options.partnerDocuments;
   return usePersistedOperations({
     getPersistedOperation: async (id, request) => {

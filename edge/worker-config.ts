@@ -1,13 +1,27 @@
 // The Worker's configuration, from its bindings (wrangler.toml [vars] and secrets), validated like the Node host's.
 import { z } from 'zod';
 import type { ApiKey } from '../common/caller.js';
-import { ConfigError, apiKeys, holdLimitFields, int, limitsFields, parseOrThrow, toLimits, type Limits } from '../common/config-fields.js';
+import {
+  ConfigError,
+  apiKeys,
+  databaseTimeoutFields,
+  holdLimitFields,
+  int,
+  limitsFields,
+  parseOrThrow,
+  shortKeyProblems,
+  toDatabaseTimeouts,
+  toLimits,
+  type DatabaseTimeouts,
+  type Limits,
+} from '../common/config-fields.js';
 
 export { ConfigError };
 
 const workerSchema = z.object({
   ...limitsFields,
   ...holdLimitFields,
+  ...databaseTimeoutFields,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (set it with `wrangler secret put DATABASE_URL`)'),
   API_KEYS: apiKeys.refine((v) => v !== undefined, 'required (set it with `wrangler secret put API_KEYS`)'),
@@ -18,6 +32,10 @@ const workerSchema = z.object({
   MAX_LINE_QUANTITY: int(1, 100),
   MAX_LINES: int(1, 50),
   NEON_WS_PROXY: z.string().optional(),
+}).superRefine((c, ctx) => {
+  // The production profile holds on Workers whatever NODE_ENV says: a deployed worker is reachable by anyone. (It
+  // takes no payments and has no webhook route: placeOrder refuses `payment` there, so no payment setting applies.)
+  for (const message of shortKeyProblems(c.API_KEYS)) ctx.addIssue({ code: 'custom', path: ['API_KEYS'], message });
 });
 
 export type WorkerConfig = {
@@ -32,6 +50,7 @@ export type WorkerConfig = {
   maxLines: number;
   /** active holds per buyer (I14); 0: no limit */
   maxActiveHolds: number;
+  databaseTimeouts: DatabaseTimeouts;
   /** dev/test only: host:port of a plain WebSocket-to-TCP bridge instead of Neon's proxy */
   neonWsProxy?: string;
 };
@@ -53,6 +72,7 @@ export function loadWorkerConfig(env: Record<string, unknown>): WorkerConfig {
     maxLineQuantity: c.MAX_LINE_QUANTITY,
     maxLines: c.MAX_LINES,
     maxActiveHolds: c.MAX_ACTIVE_HOLDS,
+    databaseTimeouts: toDatabaseTimeouts(c),
     neonWsProxy: c.NEON_WS_PROXY || undefined,
   };
 }

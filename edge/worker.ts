@@ -75,7 +75,7 @@ export default {
     // needs one) and ended once the response and every background task of this request (cache writes,
     // stale-while-revalidate refreshes) are done.
     let pool: Db | undefined;
-    const db = () => (pool ??= createNeonDb({ connectionString: app.config.databaseUrl, wsProxy: app.config.neonWsProxy }));
+    const db = () => (pool ??= createNeonDb({ connectionString: app.config.databaseUrl, wsProxy: app.config.neonWsProxy, timeouts: app.config.databaseTimeouts }));
     const tasks: Promise<unknown>[] = [];
     const requestCtx: ExecutionContext = {
       waitUntil: (p) => void tasks.push(p),

@@ -6,7 +6,7 @@ import { KEYS, TEST_API_KEYS } from './keys.js';
 import { ROOT } from './root.js';
 
 /** `partner:acme:<key>` and `partner:globex:<key>`: two partner apps; KEYS.partner is a partner key without an app. */
-export const PARTNER_KEYS = { acme: 'test_partner_acme_key_1', globex: 'test_partner_globex_key_1' };
+export const PARTNER_KEYS = { acme: 'test_partner_acme_key_1_abcdef', globex: 'test_partner_globex_key_1_abcd' };
 
 export const PARTNER_API_KEYS: ApiKey[] = [
   ...TEST_API_KEYS,

@@ -1,13 +1,35 @@
 // The Node host's configuration (npm start and every command-line entry): read and validated once per process.
 import { z } from 'zod';
 import type { ApiKey } from '../common/caller.js';
-import { ConfigError, apiKeys, holdLimitFields, int, limitsFields, parseOrThrow, toLimits, type Limits } from '../common/config-fields.js';
+import {
+  ConfigError,
+  apiKeys,
+  databaseTimeoutFields,
+  holdLimitFields,
+  int,
+  limitsFields,
+  parseOrThrow,
+  shortKeyProblems,
+  toDatabaseTimeouts,
+  toLimits,
+  type DatabaseTimeouts,
+  type Limits,
+} from '../common/config-fields.js';
 import { toTrafficConfig, trafficFields, type TrafficConfig } from './traffic-config.js';
 
 export { ConfigError };
 
-/** The dev-only webhook secret of the embedded default (in-process sandbox); never use it with real money. */
+/**
+ * The dev-only webhook secret of the embedded default (in-process sandbox): used only with NODE_ENV=development or
+ * test; a production start refuses it (and refuses to start without a secret of its own).
+ */
 export const DEV_WEBHOOK_SECRET = 'whsec_lastunit_dev_only_not_secret';
+
+/** Secrets that are published (in this repository's source or docs): a production start refuses them. */
+const DEV_SECRETS = new Set([DEV_WEBHOOK_SECRET]);
+
+/** 127.0.0.1, ::1 or localhost: only this machine can reach it. */
+export const isLoopbackHost = (host: string) => /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/.test(host);
 
 const httpUrl = z
   .string()
@@ -29,9 +51,20 @@ const schema = z.object({
   ...limitsFields,
   ...trafficFields,
   ...holdLimitFields,
+  ...databaseTimeoutFields,
   REDIS_URL: redisUrl,
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0, 4000),
+  // absent: 127.0.0.1 in development and test, 0.0.0.0 in production
+  HOST: optionalText,
+  // when set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`
+  METRICS_TOKEN: optionalText,
+  // processed payment events are kept at least this long (a processor may redeliver an event for days)
+  PROCESSED_EVENTS_RETENTION_DAYS: int(30, 30),
+  // published outbox rows are kept this long (for debugging; nothing reads them again)
+  OUTBOX_RETENTION_HOURS: int(0, 24),
+  // how often the retention jobs (keys, outbox, processed events) run
+  RETENTION_INTERVAL_MS: int(10, 60_000),
   DATABASE_URL: z
     .string()
     .optional()
@@ -53,12 +86,19 @@ const schema = z.object({
   RELAY_POLL_MS: int(50, 500),
   RELAY_BATCH_SIZE: int(1, 200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  PAYMENT_PROVIDER: z.enum(['sandbox', 'stripe']).default('sandbox'),
+  // absent: sandbox in development and test; production requires it
+  PAYMENT_PROVIDER: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['sandbox', 'stripe']).optional()),
+  // production only takes sandbox "payments" (no money moves) when this says so explicitly
+  ALLOW_SANDBOX_PAYMENTS: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['true', 'false']).default('false')),
   SANDBOX_PAYMENTS_URL: httpUrl,
   PAYMENT_TIMEOUT_MS: int(1, 5000),
   PAYMENT_DEADLINE_SECONDS: int(1, 60),
+  PAYMENT_MAX_PENDING_SECONDS: int(1, 3600),
+  PAYMENT_ACTION_TIMEOUT_SECONDS: int(1, 900),
+  PAYMENT_CAPTURE: z.enum(['on_confirm', 'manual']).default('on_confirm'),
   PAYMENT_WEBHOOK_SECRET: optionalText,
   WEBHOOK_TOLERANCE_SECONDS: int(1, 300),
+  WEBHOOK_MAX_BODY_BYTES: int(1024, 262_144),
   RECONCILE_INTERVAL_MS: int(10, 1000),
   STRIPE_SECRET_KEY: optionalText,
   STRIPE_WEBHOOK_SECRET: optionalText,
@@ -76,25 +116,74 @@ const schema = z.object({
     if (!c.STRIPE_WEBHOOK_SECRET) need('STRIPE_WEBHOOK_SECRET', 'when PAYMENT_PROVIDER=stripe');
   }
   // a separately run sandbox must share the webhook secret explicitly; the in-process one may use the dev secret
-  if (c.PAYMENT_PROVIDER === 'sandbox' && c.SANDBOX_PAYMENTS_URL && !c.PAYMENT_WEBHOOK_SECRET)
+  if (c.PAYMENT_PROVIDER !== 'stripe' && c.SANDBOX_PAYMENTS_URL && !c.PAYMENT_WEBHOOK_SECRET)
     need('PAYMENT_WEBHOOK_SECRET', 'when SANDBOX_PAYMENTS_URL is set');
   if (c.NODE_ENV === 'production' && c.LASTUNIT_TEST_DIAGNOSTICS === 'on')
     ctx.addIssue({ code: 'custom', path: ['LASTUNIT_TEST_DIAGNOSTICS'], message: 'test-only: refused with NODE_ENV=production' });
+  if (c.NODE_ENV === 'production') productionProblems(c, (name, message) => ctx.addIssue({ code: 'custom', path: [name], message }));
 });
 
+/**
+ * The production profile (NODE_ENV=production): settings that would take fake money, trust a published secret or
+ * expose an unprotected entry point refuse the start. Messages name the variable and never quote its value.
+ */
+function productionProblems(
+  c: {
+    PAYMENT_PROVIDER?: 'sandbox' | 'stripe';
+    ALLOW_SANDBOX_PAYMENTS: 'true' | 'false';
+    PAYMENT_WEBHOOK_SECRET?: string;
+    STRIPE_WEBHOOK_SECRET?: string;
+    API_KEYS?: ApiKey[];
+    HOST?: string;
+    METRICS_TOKEN?: string;
+  },
+  problem: (name: string, message: string) => void,
+) {
+  if (!c.PAYMENT_PROVIDER) problem('PAYMENT_PROVIDER', 'required with NODE_ENV=production (stripe, or sandbox with ALLOW_SANDBOX_PAYMENTS=true)');
+  if (c.PAYMENT_PROVIDER === 'sandbox' && c.ALLOW_SANDBOX_PAYMENTS !== 'true')
+    problem('PAYMENT_PROVIDER', 'sandbox takes no money: refused with NODE_ENV=production unless ALLOW_SANDBOX_PAYMENTS=true');
+  if (c.PAYMENT_PROVIDER === 'sandbox' && !c.PAYMENT_WEBHOOK_SECRET)
+    problem('PAYMENT_WEBHOOK_SECRET', 'required with NODE_ENV=production and PAYMENT_PROVIDER=sandbox (the development secret is public)');
+  for (const name of ['PAYMENT_WEBHOOK_SECRET', 'STRIPE_WEBHOOK_SECRET'] as const) {
+    const v = c[name];
+    if (v && DEV_SECRETS.has(v)) problem(name, 'is the published development secret: refused with NODE_ENV=production');
+  }
+  for (const p of shortKeyProblems(c.API_KEYS)) problem('API_KEYS', p);
+  const host = c.HOST ?? '0.0.0.0';
+  if (!c.METRICS_TOKEN && !isLoopbackHost(host))
+    problem('METRICS_TOKEN', `required with NODE_ENV=production when HOST is not loopback (/metrics would be open on ${host})`);
+}
+
 /** Settings of the standalone sandbox processor (`npm run sandbox:payments`). */
-const sandboxSchema = z.object({
-  SANDBOX_PORT: int(0, 4100),
-  SANDBOX_WEBHOOK_URL: httpUrl,
-  PAYMENT_WEBHOOK_SECRET: z.string().default(DEV_WEBHOOK_SECRET),
-  SANDBOX_HANG_MS: int(0, 10_000),
-});
+const sandboxSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    SANDBOX_PORT: int(0, 4100),
+    SANDBOX_WEBHOOK_URL: httpUrl,
+    // absent: the development secret, in development and test only
+    PAYMENT_WEBHOOK_SECRET: optionalText,
+    SANDBOX_HANG_MS: int(0, 10_000),
+  })
+  .superRefine((c, ctx) => {
+    if (c.NODE_ENV !== 'production') return;
+    if (!c.PAYMENT_WEBHOOK_SECRET)
+      ctx.addIssue({ code: 'custom', path: ['PAYMENT_WEBHOOK_SECRET'], message: 'required with NODE_ENV=production (the development secret is public)' });
+    else if (DEV_SECRETS.has(c.PAYMENT_WEBHOOK_SECRET))
+      ctx.addIssue({ code: 'custom', path: ['PAYMENT_WEBHOOK_SECRET'], message: 'is the published development secret: refused with NODE_ENV=production' });
+  });
 
 export type Config = {
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
+  /** the listen address (HOST): 127.0.0.1 by default in development and test, 0.0.0.0 in production */
+  host: string;
+  /** when set, GET /metrics needs it as a bearer token */
+  metricsToken?: string;
   databaseUrl?: string;
   databasePoolSize: number;
+  databaseTimeouts: DatabaseTimeouts;
+  /** the retention jobs: how often, and what they keep (processed events: at least 30 days) */
+  retention: { intervalMs: number; outboxHours: number; processedEventsDays: number };
   dataDir: string;
   apiKeys?: ApiKey[];
   holdTtlSeconds: number;
@@ -139,8 +228,16 @@ export type PaymentsConfig = {
   sandboxUrl?: string;
   timeoutMs: number;
   deadlineSeconds: number;
+  /** past this an undecided payment is cancelled at the processor, then released */
+  maxPendingSeconds: number;
+  /** the same bound while the shopper is asked to act (3-D Secure) */
+  actionTimeoutSeconds: number;
+  /** on_confirm: capture every confirmed payment; manual: an admin captureOrder does */
+  capture: 'on_confirm' | 'manual';
   webhookSecret: string;
   webhookToleranceSeconds: number;
+  /** larger webhook bodies are refused with 413 while they stream */
+  webhookMaxBodyBytes: number;
   reconcileIntervalMs: number;
   stripeSecretKey?: string;
   stripeWebhookSecret?: string;
@@ -158,8 +255,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     nodeEnv: c.NODE_ENV,
     port: c.PORT,
+    host: c.HOST ?? (c.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
+    metricsToken: c.METRICS_TOKEN,
     databaseUrl: c.DATABASE_URL,
     databasePoolSize: c.DATABASE_POOL_SIZE,
+    databaseTimeouts: toDatabaseTimeouts(c),
+    retention: { intervalMs: c.RETENTION_INTERVAL_MS, outboxHours: c.OUTBOX_RETENTION_HOURS, processedEventsDays: c.PROCESSED_EVENTS_RETENTION_DAYS },
     dataDir: c.DATA_DIR,
     apiKeys: c.API_KEYS,
     holdTtlSeconds: c.HOLD_TTL_SECONDS,
@@ -169,12 +270,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxLines: c.MAX_LINES,
     logLevel: c.LOG_LEVEL,
     payments: {
-      provider: c.PAYMENT_PROVIDER,
+      provider: c.PAYMENT_PROVIDER ?? 'sandbox',
       sandboxUrl: c.SANDBOX_PAYMENTS_URL,
       timeoutMs: c.PAYMENT_TIMEOUT_MS,
       deadlineSeconds: c.PAYMENT_DEADLINE_SECONDS,
-      webhookSecret: c.PAYMENT_PROVIDER === 'stripe' ? c.STRIPE_WEBHOOK_SECRET! : (c.PAYMENT_WEBHOOK_SECRET ?? DEV_WEBHOOK_SECRET),
+      maxPendingSeconds: c.PAYMENT_MAX_PENDING_SECONDS,
+      actionTimeoutSeconds: c.PAYMENT_ACTION_TIMEOUT_SECONDS,
+      capture: c.PAYMENT_CAPTURE,
+      // the development secret only outside production (a production start without a secret of its own is refused above)
+      webhookSecret: c.PAYMENT_PROVIDER === 'stripe' ? c.STRIPE_WEBHOOK_SECRET! : (c.PAYMENT_WEBHOOK_SECRET ?? (c.NODE_ENV === 'production' ? '' : DEV_WEBHOOK_SECRET)),
       webhookToleranceSeconds: c.WEBHOOK_TOLERANCE_SECONDS,
+      webhookMaxBodyBytes: c.WEBHOOK_MAX_BODY_BYTES,
       reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
       stripeSecretKey: c.STRIPE_SECRET_KEY,
       stripeWebhookSecret: c.STRIPE_WEBHOOK_SECRET,
@@ -207,7 +313,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
  */
 export function loadSandboxConfig(env: Record<string, string | undefined>): SandboxConfig {
   const c = parseOrThrow(sandboxSchema, env);
-  return { port: c.SANDBOX_PORT, webhookUrl: c.SANDBOX_WEBHOOK_URL, webhookSecret: c.PAYMENT_WEBHOOK_SECRET, hangMs: c.SANDBOX_HANG_MS };
+  return { port: c.SANDBOX_PORT, webhookUrl: c.SANDBOX_WEBHOOK_URL, webhookSecret: c.PAYMENT_WEBHOOK_SECRET ?? DEV_WEBHOOK_SECRET, hangMs: c.SANDBOX_HANG_MS };
 }
 
 

@@ -25,6 +25,7 @@ export async function openDatabase(config: Config, logger: Logger, metrics?: Met
   const db: Db = createDb({
     connectionString: url,
     max: poolSize,
+    timeouts: config.databaseTimeouts,
     retry: metrics ? { onRetry: (reason) => metrics.txRetries.inc({ reason }) } : {},
   });
   const applied = await migrate(db);

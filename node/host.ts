@@ -37,14 +37,20 @@ export type NodeHost = { url: string; port: number; keys: ApiKey[]; embeddedDir?
 /** Demo keys survive restarts (under DATA_DIR) so orders stay visible to the same demo client. */
 async function demoKeys(dataDir: string): Promise<ApiKey[]> {
   const file = path.join(dataDir, 'demo-keys.json');
+  let keys: ApiKey[] | undefined;
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as ApiKey[];
+    keys = JSON.parse(await readFile(file, 'utf8')) as ApiKey[];
   } catch {
-    const keys = generateDemoKeys();
+    // none yet: minted below
+  }
+  // a file from before a role existed (e.g. `public`, the live page's) gets that role's key added, the others kept
+  const missing = generateDemoKeys().filter((k) => !keys?.some((have) => have.role === k.role));
+  if (!keys || missing.length) {
+    keys = [...(keys ?? []), ...missing];
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
-    return keys;
   }
+  return keys;
 }
 
 /**
@@ -109,6 +115,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     graphiql: config.nodeEnv !== 'production',
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     production: config.nodeEnv === 'production',
+    metricsToken: config.metricsToken,
+    webhookMaxBodyBytes: config.payments.webhookMaxBodyBytes,
     limits: config.limits,
     rateLimit: keyLimit,
     admitBuyer: buyerRateLimit({ limit: config.rateLimit.buyerLimit, windowSeconds: config.rateLimit.windowSeconds, store: rateLimitStore, onStoreError }),
@@ -123,9 +131,11 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.testDiagnostics && config.nodeEnv !== 'production') app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
-  app.route('/', livePage({ listSkus: () => catalog!.listSkus(), storefrontKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'storefront')?.key }));
+  app.route('/', livePage({ listSkus: () => catalog!.listSkus(), publicKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'public')?.key }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
+    retentionIntervalMs: config.retention.intervalMs,
+    retention: config.retention,
     onOutboxWritten,
     onError: (err) => logger.error({ err }, 'sweeper failed; retrying next tick'),
   });
@@ -150,12 +160,12 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     : async () => {};
 
   const stopReconciler = startReconciler(
-    { db, metrics, processor: payments.processor, onOutboxWritten },
+    { db, metrics, processor: payments.processor, onOutboxWritten, capture: config.payments.capture },
     { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
   );
 
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: '0.0.0.0' }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
   const ws = attachGraphqlWs(server as any, {
     yoga,
@@ -169,7 +179,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   });
   socketStats = ws.stats;
   const port = (server.address() as { port: number }).port;
-  const url = `http://127.0.0.1:${port}`;
+  // a wildcard or loopback address is reached here as 127.0.0.1; a specific one by itself
+  const reachAt = ['0.0.0.0', '::', '[::]', 'localhost', '::1', '[::1]'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${reachAt}:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
 
   let stopping: Promise<void> | undefined;

@@ -22,20 +22,21 @@ export type LivePageOptions = {
   /** the catalog page's SKUs */
   listSkus: () => Promise<string[]>;
   /**
-   * Given only when the host minted the demo keys (embedded default): the page uses it. With real API_KEYS nothing is
-   * injected and the page reads a storefront key from `?key=` (kept in localStorage).
+   * A `public` key (it lives in the browser), given only when the host minted the demo keys (embedded default): the page
+   * uses it. With real API_KEYS nothing is injected and the page reads a public key from `?key=` (kept in
+   * localStorage). A public key sees an order only with the token placeOrder returned for it, which the page keeps.
    */
-  storefrontKey?: string;
+  publicKey?: string;
 };
 
 /**
  * The live pages of the Node host: `/` (catalog) and `/products/:sku`, plain HTML and one small script that reads
  * over GraphQL and listens over graphql-ws.
- * @example app.route('/', livePage({ listSkus: catalog.listSkus, storefrontKey }))
+ * @example app.route('/', livePage({ listSkus: catalog.listSkus, publicKey }))
  */
 export function livePage(opts: LivePageOptions) {
   const app = new Hono();
-  const key = opts.storefrontKey;
+  const key = opts.publicKey;
   app.get('/live/live.js', (c) => c.body(SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get('/live/live.css', (c) => c.body(STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }));
   app.get('/', async (c) =>

@@ -19,7 +19,7 @@ void runEntry({
   async start(config) {
     const logger = pino({ level: config.logLevel, base: { service: 'lastunit-relay' } });
     const metrics = createMetrics();
-    const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'lastunit-relay' });
+    const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'lastunit-relay', timeouts: config.databaseTimeouts });
     const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
     if (!redis) logger.warn('no REDIS_URL: events are published in this process only, which no API instance hears');
     const pubsub = createLivePubSub({ redis, prefix: config.redisKeyPrefix });

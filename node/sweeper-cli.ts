@@ -15,6 +15,8 @@ void runEntry({
     const { db, close } = await openDatabase(config, logger, metrics, 2);
     const stop = startSweeper(db, metrics, {
       intervalMs: config.sweepIntervalMs,
+      retentionIntervalMs: config.retention.intervalMs,
+      retention: config.retention,
       onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick'),
     });
     logger.info({ intervalMs: config.sweepIntervalMs }, 'sweeper running');

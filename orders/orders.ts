@@ -9,12 +9,24 @@ import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from './payment-step.js';
 import { createPlaceOrder } from './place-order.js';
 import { createReleaseReservation } from './release-order.js';
+import { createPayOrder } from './pay-order.js';
+import { createConfirmOrder } from './confirm-order.js';
+import { latestPayment, type PaymentView } from '../db/payments-store.js';
+import { refuse } from './errors.js';
 import { isUuid } from './rules.js';
+import { hashOrderToken, mintOrderToken, tokenScope } from './order-tokens.js';
+import type { Caller } from '../common/caller.js';
+import type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
+import type { ReleaseInput, ReleaseResult } from './release-order.js';
+import type { PayOrderInput } from './pay-order.js';
 
 export type { OrderRecord };
 export { toOrder } from '../db/orders-store.js';
 export type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 export type { ReleaseInput, ReleaseResult } from './release-order.js';
+export type { PayOrderInput, PayOrderResult } from './pay-order.js';
+export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
+export type { PaymentView };
 
 export type OrdersDeps = {
   db: Db;
@@ -32,12 +44,45 @@ export type OrdersDeps = {
  */
 export function createOrders(deps: OrdersDeps) {
   const onOutboxWritten = deps.onOutboxWritten ?? (() => {});
+  const place = createPlaceOrder({ ...deps, onOutboxWritten });
+  const release = createReleaseReservation({ ...deps, onOutboxWritten });
+  const pay = createPayOrder({ ...deps, onOutboxWritten });
+  /** One of the caller's orders; null when unknown, another client's, or (public key) without its token. */
+  const getOrder = async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, id: string, token?: string | null): Promise<OrderRecord | null> => {
+    if (!isUuid(id)) return null;
+    const scope = await tokenScope({ role: caller.role ?? 'storefront' }, token);
+    if (scope === '') return null;
+    return store.findOrder(deps.db, caller.clientId, id, scope);
+  };
   return {
-    placeOrder: createPlaceOrder({ ...deps, onOutboxWritten }),
-    releaseReservation: createReleaseReservation({ ...deps, onOutboxWritten }),
-    /** One of the caller's orders; null when unknown or another client's. */
-    getOrder: (caller: { clientId: string }, id: string): Promise<OrderRecord | null> =>
-      isUuid(id) ? store.findOrder(deps.db, caller.clientId, id) : Promise.resolve(null),
+    /**
+     * placeOrder, plus the order's token in the answer that created the order (`orderToken`), never in a replay: only
+     * its hash is kept, so it cannot be handed out again.
+     */
+    placeOrder: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput): Promise<PlaceOrderResult & { orderToken: string | null }> => {
+      const r = await place(caller, input);
+      if (!r.order || r.replayed) return { ...r, orderToken: null };
+      const token = mintOrderToken();
+      const issued = await store.issueOrderToken(deps.db, r.order.id, await hashOrderToken(token));
+      return { ...r, orderToken: issued ? token : null };
+    },
+    /** releaseReservation; a public key must present the order's token (without it: NOT_FOUND, nothing changes). */
+    releaseReservation: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: ReleaseInput & { token?: string | null }): Promise<ReleaseResult> => {
+      if (caller.role === 'public' && isUuid(input.orderId) && !(await getOrder(caller, input.orderId, input.token)))
+        return { ok: false, order: null, errors: [refuse('NOT_FOUND', 'no such order', ['orderId'])] };
+      return release(caller, input);
+    },
+    getOrder,
+    /** payOrder; a public key must present the order's token (without it: NOT_FOUND, nothing changes). */
+    payOrder: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PayOrderInput) => {
+      if (caller.role === 'public' && isUuid(input.orderId) && !(await getOrder(caller, input.orderId, input.token)))
+        return { ok: false as const, order: null, errors: [refuse('NOT_FOUND', 'no such order', ['orderId'])] };
+      return pay(caller, input);
+    },
+    confirmOrder: createConfirmOrder({ ...deps, onOutboxWritten }),
+    /** The latest payment attempt of one of the caller's orders (Order.payment); null: none. */
+    getPayment: (caller: { clientId: string; role?: string }, orderId: string): Promise<PaymentView | null> =>
+      latestPayment(deps.db, caller.role === 'admin' ? null : caller.clientId, orderId),
   };
 }
 export type Orders = ReturnType<typeof createOrders>;

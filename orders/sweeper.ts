@@ -1,9 +1,22 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
+import { prunePublishedOutbox, pruneProcessedEvents } from '../db/retention-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
 
-export type SweeperOptions = { intervalMs: number; batchSize?: number; onError?: (err: unknown) => void; onOutboxWritten?: (skus?: string[]) => void | Promise<void> };
+export type SweeperOptions = {
+  intervalMs: number;
+  batchSize?: number;
+  onError?: (err: unknown) => void;
+  onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
+  /** how often the retention jobs run (default: every minute, or every intervalMs when that is longer) */
+  retentionIntervalMs?: number;
+  retention?: RetentionOptions;
+};
+
+/** What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays` (30+). */
+export type RetentionOptions = { outboxHours: number; processedEventsDays: number };
+export const DEFAULT_RETENTION: RetentionOptions = { outboxHours: 24, processedEventsDays: 30 };
 
 /**
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
@@ -32,11 +45,33 @@ export async function cleanupKeysOnce(db: Db, metrics: Metrics, batchSize = 1000
   }
 }
 
-/** The sweeper and the key cleanup as background loops of the Node host. Returns a stop function. */
+/**
+ * The retention jobs, once: finished idempotency keys, published outbox rows and old processed events, each in
+ * batches until none is left. Returns how many rows of each it deleted.
+ * @example await retentionOnce(db, metrics, { outboxHours: 24, processedEventsDays: 30 })
+ */
+export async function retentionOnce(db: Db, metrics: Metrics, retention: RetentionOptions = DEFAULT_RETENTION, batchSize = 1000) {
+  const drain = async (batch: () => Promise<number>) => {
+    let total = 0;
+    for (;;) {
+      const n = await batch();
+      total += n;
+      if (n < batchSize) return total;
+    }
+  };
+  const keys = await cleanupKeysOnce(db, metrics, batchSize);
+  const outbox = await drain(() => prunePublishedOutbox(db, retention.outboxHours * 3600, batchSize));
+  const processedEvents = await drain(() => pruneProcessedEvents(db, retention.processedEventsDays, batchSize));
+  metrics.retentionDeleted.inc({ table: 'outbox' }, outbox);
+  metrics.retentionDeleted.inc({ table: 'processed_events' }, processedEvents);
+  return { keys, outbox, processedEvents };
+}
+
+/** The sweeper and the retention jobs as background loops of the Node host. Returns a stop function. */
 export function startSweeper(db: Db, metrics: Metrics, opts: SweeperOptions) {
   const onError = opts.onError ?? (() => {});
   const stopSweep = every(opts.intervalMs, () => sweepOnce(db, metrics, opts.batchSize, opts.onOutboxWritten), onError);
-  const stopCleanup = every(Math.max(opts.intervalMs, 60_000), () => cleanupKeysOnce(db, metrics), onError);
+  const stopCleanup = every(opts.retentionIntervalMs ?? Math.max(opts.intervalMs, 60_000), () => retentionOnce(db, metrics, opts.retention), onError);
   return async () => {
     await Promise.all([stopSweep(), stopCleanup()]);
   };

@@ -5,6 +5,7 @@ import { toOrder, type OrderRecord } from '../orders/orders.js';
 import type { Availability } from '../orders/catalog.js';
 import type { AvailabilityEvent, OrderStatusEvent } from '../subscriptions/pubsub.js';
 import { requireRole } from './auth.js';
+import { needsOrderToken } from '../orders/order-tokens.js';
 
 /** The pubsub of this host; Workers serve no subscriptions (they stay on the Node host, over graphql-ws). */
 function liveOf(ctx: Context) {
@@ -16,7 +17,7 @@ function liveOf(ctx: Context) {
 }
 
 export function availabilityChanged(ctx: Context, skus: string[]): AsyncIterable<AvailabilityEvent> {
-  requireRole(ctx, 'storefront', 'admin');
+  requireRole(ctx, 'storefront', 'admin', 'public');
   if (skus.length === 0 || skus.length > ctx.catalog.maxSkusPerQuery) {
     throw createGraphQLError(`availabilityChanged takes 1 to ${ctx.catalog.maxSkusPerQuery} SKUs`, {
       extensions: { code: 'BAD_USER_INPUT' },
@@ -33,9 +34,14 @@ export const toAvailability = (e: AvailabilityEvent): Availability => ({
   updatedAt: new Date(e.updatedAt),
 });
 
-/** An order's events, only for the API client that owns it: the event names its client, compared with the caller's. */
-export function orderStatusChanged(ctx: Context, orderId: string): AsyncIterable<OrderStatusEvent> {
-  requireRole(ctx, 'storefront', 'admin');
+/**
+ * An order's events, only for the API client that owns it: the event names its client, compared with the caller's. A
+ * public key (every browser shares its client) must also present the order's token, checked before it listens.
+ */
+export async function orderStatusChanged(ctx: Context, orderId: string, token?: string | null): Promise<AsyncIterable<OrderStatusEvent>> {
+  requireRole(ctx, 'storefront', 'admin', 'public');
+  if (needsOrderToken(ctx.caller) && !(await ctx.orders.getOrder(ctx.caller, orderId, token)))
+    throw createGraphQLError('no such order (a public key needs the order\'s token)', { extensions: { code: 'NOT_FOUND' } });
   const clientId = ctx.caller.clientId;
   return pipe(
     liveOf(ctx).subscribe('order_status', orderId),

@@ -80,7 +80,7 @@ const refusal = (code: string, message: string, extensions: Record<string, unkno
  */
 export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   const path = opts.path ?? '/graphql';
-  const roles = opts.roles ?? ['storefront', 'admin'];
+  const roles = opts.roles ?? ['public', 'storefront', 'admin'];
   const maxSubscriptions = opts.maxSubscriptionsPerSocket ?? 100;
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayloadBytes ?? 65_536 });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {

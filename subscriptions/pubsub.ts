@@ -1,5 +1,6 @@
 import type { RedisClients } from './redis.js';
 import { channelFanout, type FanoutStats } from './channel-fanout.js';
+import { redisChannelSource } from './redis-channels.js';
 
 /** An availability event, exactly as emit_availability() wrote it into the outbox. */
 export type AvailabilityEvent = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: string };
@@ -17,27 +18,26 @@ export type LivePubSub = {
   subscribe<T extends Topic>(topic: T, key: string): AsyncIterable<Topics[T]> & AsyncIterator<Topics[T]>;
   /** events of several keys of one topic as one stream (e.g. availabilityChanged(skus)) */
   subscribeMany<T extends Topic>(topic: T, keys: string[]): AsyncIterable<Topics[T]>;
-  /** what this process holds for its subscribers (diagnostics; the memory test reads it) */
-  stats(): FanoutStats;
+  /**
+   * what this process holds for its subscribers (diagnostics; the memory test reads it), and `unacknowledged`: channels
+   * whose SUBSCRIBE or UNSUBSCRIBE Redis has not answered yet (0 without Redis)
+   */
+  stats(): FanoutStats & { unacknowledged: number };
 };
 
 /**
  * In-process pubsub, or, given Redis, the same API on Redis channels so an event published by any instance reaches
  * subscribers on every instance. Channels are `<prefix><topic>:<key>`. Either way each channel has one listener in
- * this process (one SUBSCRIBE on Redis), fanned out to its local subscriptions (channel-fanout.ts); each event is
- * serialized once per PUBLISH and parsed once per receiving process, then shared by its local subscribers.
+ * this process (subscribed on Redis many channels per command: redis-channels.ts), fanned out to its local
+ * subscriptions (channel-fanout.ts); each event is serialized once per PUBLISH and parsed once per receiving process,
+ * then shared by its local subscribers.
  */
 export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string } = {}): LivePubSub {
   const prefix = opts.redis?.prefix ?? opts.prefix ?? '';
   const redis = opts.redis;
-  // SUBSCRIBE/UNSUBSCRIBE are not awaited: a refused command must not become an unhandled rejection (the subscriber
-  // connection queues them until Redis is back, and ioredis re-subscribes every channel after a reconnect).
-  const fanout = channelFanout(
-    redis && {
-      listen: (channel) => void redis.subscriber.subscribe(channel).catch(() => 0),
-      unlisten: (channel) => void redis.subscriber.unsubscribe(channel).catch(() => 0),
-    },
-  );
+  // SUBSCRIBE/UNSUBSCRIBE many channels per command, gathered per turn of the event loop (redis-channels.ts)
+  const source = redis && redisChannelSource(redis.subscriber);
+  const fanout = channelFanout(source);
   redis?.subscriber.on('message', (channel: string, message: string) => {
     let event: unknown;
     try {
@@ -68,6 +68,6 @@ export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string }
     },
     subscribe: (topic, key) => fanout.stream([channel(topic, key)]) as any,
     subscribeMany: (topic, keys) => fanout.stream([...new Set(keys)].map((k) => channel(topic, k))) as any,
-    stats: fanout.stats,
+    stats: () => ({ ...fanout.stats(), unacknowledged: source?.unacknowledged() ?? 0 }),
   };
 }

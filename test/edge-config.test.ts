@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../node/config.js';
 import { loadWorkerConfig } from '../edge/worker-config.js';
 import { DEFAULT_ROLE_LIMITS } from '../node/traffic-config.js';
 
-const WORKER = { DATABASE_URL: 'postgres://u:p@db.example/neondb', API_KEYS: 'storefront:abcdefgh12,partner:partner1234' };
+const WORKER = { DATABASE_URL: 'postgres://u:p@db.example/neondb', API_KEYS: 'storefront:abcdefgh12_storefront_key,partner:partner1234_partner_key_x' };
 
 describe('limit, rate limit and edge configuration', () => {
   it('has the documented defaults on the Node host', () => {
@@ -27,13 +27,27 @@ describe('limit, rate limit and edge configuration', () => {
     expect(loadWorkerConfig(WORKER)).toMatchObject({
       nodeEnv: 'production',
       databaseUrl: WORKER.DATABASE_URL,
-      apiKeys: [{ role: 'storefront', key: 'abcdefgh12' }, { role: 'partner', key: 'partner1234' }],
+      apiKeys: [{ role: 'storefront', key: 'abcdefgh12_storefront_key' }, { role: 'partner', key: 'partner1234_partner_key_x' }],
+      databaseTimeouts: { connectMs: 5_000, statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 },
       edgeCache: { ttlSeconds: 2, staleWhileRevalidateSeconds: 10 },
       limits: { maxBodyBytes: 65_536, maxCost: 1_000 },
       maxActiveHolds: 5,
       neonWsProxy: undefined,
     });
     expect(() => loadWorkerConfig({})).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
+  });
+
+  it('holds worker keys to the production length whatever NODE_ENV says, never printing the key', () => {
+    for (const env of ['production', 'development', 'test']) {
+      let message = '';
+      try {
+        loadWorkerConfig({ ...WORKER, NODE_ENV: env, API_KEYS: 'storefront:abcdefgh12_storefront_key,admin:admin_key_23_characters' });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/API_KEYS: entry 2 of 2 is shorter than 24 characters/);
+      expect(message).not.toContain('admin_key_23_characters');
+    }
   });
 
   it.each([

@@ -37,4 +37,15 @@ describe('the worker configuration', () => {
     expect(JSON.parse(text).errors[0].extensions.code).toBe('MISCONFIGURED');
     expect(text).not.toContain('secret-value');
   });
+
+  it('holds API keys to 24+ characters whatever NODE_ENV says (the production profile is always on in Workers)', async () => {
+    const short = 'admin_key_23_characters';
+    const w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { API_KEYS: `storefront:${KEYS.storefront},admin:${short}`, NODE_ENV: 'test' }, name: 'short' });
+    workers.push(w);
+    const r = await post(w, `{ __typename }`);
+    expect(r.status).toBe(500);
+    const text = await r.text();
+    expect(JSON.parse(text).errors[0].extensions.code).toBe('MISCONFIGURED');
+    expect(text).not.toContain(short);
+  });
 });

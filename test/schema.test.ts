@@ -12,7 +12,7 @@ describe('the public GraphQL contract', () => {
     for (const needle of [
       'product(sku: String!): Product',
       'products(skus: [String!]!): [Product]!',
-      'order(id: ID!): Order',
+      'order(id: ID!, token: String): Order',
       'placeOrder(input: PlaceOrderInput!): PlaceOrderPayload!',
       'releaseReservation(input: ReleaseReservationInput!): ReleaseReservationPayload!',
       'restock(input: RestockInput!): RestockPayload!',
@@ -33,7 +33,7 @@ describe('the public GraphQL contract', () => {
       return `${name}(${f.args.map((a) => `${a.name}: ${String(a.type)}`).join(', ')}): ${String(f.type)}`;
     };
     expect(signature('availabilityChanged')).toBe('availabilityChanged(skus: [String!]!): Availability!');
-    expect(signature('orderStatusChanged')).toBe('orderStatusChanged(orderId: ID!): Order!');
+    expect(signature('orderStatusChanged')).toBe('orderStatusChanged(orderId: ID!, token: String): Order!');
   });
 
   it('describes every type and every field of the query, mutation and subscription roots', () => {

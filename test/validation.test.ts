@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { startTestApp } from './support/app.js';
+import { KEYS, startTestApp } from './support/app.js';
 
 const t = await startTestApp({ maxLines: 3, maxLineQuantity: 5 });
 await t.product('VAL-A', 10);
 await t.product('VAL-B', 10);
-await t.gql(`mutation { createProduct(input: { sku: "VAL-DEAR", name: "Dear thing", priceAmount: 2000000000, currencyCode: "USD", initialStock: 10 }) { userErrors { code } } }`, {}, 'test_admin_key_1');
-await t.gql(`mutation { createProduct(input: { sku: "VAL-EUR", name: "Euro thing", priceAmount: 100, currencyCode: "EUR", initialStock: 10 }) { userErrors { code } } }`, {}, 'test_admin_key_1');
+await t.gql(`mutation { createProduct(input: { sku: "VAL-DEAR", name: "Dear thing", priceAmount: 2000000000, currencyCode: "USD", initialStock: 10 }) { userErrors { code } } }`, {}, KEYS.admin);
+await t.gql(`mutation { createProduct(input: { sku: "VAL-EUR", name: "Euro thing", priceAmount: 100, currencyCode: "EUR", initialStock: 10 }) { userErrors { code } } }`, {}, KEYS.admin);
 
 const line = (sku: string, quantity: number) => ({ sku, quantity });
 const snapshot = async () => {

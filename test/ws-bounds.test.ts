@@ -12,7 +12,12 @@ import { createMetrics } from '../common/metrics.js';
 import { createLivePubSub } from '../subscriptions/pubsub.js';
 import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
 import { clientIpOf } from '../common/client-ip.js';
+import { Redis } from 'ioredis';
+import { connectRedis } from '../subscriptions/redis.js';
+import { CHANNELS_PER_COMMAND } from '../subscriptions/redis-channels.js';
+import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
 
+const hasRedis = await redisAvailable();
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
 const KEY = { a: 'ws_bounds_storefront_a_key', b: 'ws_bounds_storefront_b_key', admin: 'ws_bounds_admin_key_12345' };
@@ -36,7 +41,7 @@ const AVAILABILITY = `subscription($skus: [String!]!) { availabilityChanged(skus
 type Diagnostics = {
   gcForced: boolean;
   heapUsedBytes: number;
-  pubsub: { channels: number; listeners: number; streams: number };
+  pubsub: { channels: number; listeners: number; streams: number; unacknowledged: number };
   graphqlWs: { sockets: number; subscriptions: number; sharedExecutions: number };
 };
 async function diagnostics(): Promise<Diagnostics> {
@@ -133,7 +138,11 @@ describe('graphql-ws on the real server', () => {
     const closeAll = async (all: RawSocket[]) => {
       for (const s of all) s.ws.close();
       await Promise.all(all.map((s) => s.closed));
-      return until('everything released', (d) => d.graphqlWs.sockets === 0 && d.graphqlWs.subscriptions === 0 && d.pubsub.listeners === 0 && d.graphqlWs.sharedExecutions === 0);
+      // closed means Redis has answered the UNSUBSCRIBEs too (with REDIS_URL): until then the subscriber connection
+      // rightly holds those channels (ioredis' subscription set and the commands in flight)
+      const released = (d: Diagnostics) =>
+        d.graphqlWs.sockets === 0 && d.graphqlWs.subscriptions === 0 && d.pubsub.listeners === 0 && d.graphqlWs.sharedExecutions === 0 && d.pubsub.unacknowledged === 0;
+      return until('everything released', released);
     };
     // warm up the code paths once (JIT, caches), so the baseline is the steady state
     await closeAll(await open(2, 100, 'W'));
@@ -141,8 +150,8 @@ describe('graphql-ws on the real server', () => {
     expect(baseline.gcForced).toBe(true);
 
     const all = await open(SOCKETS_PER_CLIENT, 100, 'M'); // 20 sockets x 100 = 2,000 subscriptions, 200,000 (subscription, SKU) pairs
-    const peak = await until('2,000 subscriptions registered', (d) => d.graphqlWs.subscriptions === 2000 && d.pubsub.listeners === 200_000);
-    expect(peak.pubsub).toEqual({ channels: 200_000, listeners: 200_000, streams: 2000 });
+    const peak = await until('2,000 subscriptions registered', (d) => d.graphqlWs.subscriptions === 2000 && d.pubsub.listeners === 200_000 && d.pubsub.unacknowledged === 0);
+    expect(peak.pubsub).toEqual({ channels: 200_000, listeners: 200_000, streams: 2000, unacknowledged: 0 });
     const grew = (peak.heapUsedBytes - baseline.heapUsedBytes) / MB;
     // bounded per pair: one Set entry per (subscription, SKU), not a repeater and an EventTarget listener each
     // (which held ~3.7 KB per pair: 2,000 x 100 took the heap up by ~730 MB)
@@ -195,4 +204,68 @@ describe('graphql-ws sockets of a public key', () => {
       server.close();
     }
   });
+});
+
+describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
+  it(`subscribes a subscription's SKUs many channels per SUBSCRIBE / UNSUBSCRIBE (not one command per SKU), and still delivers`, async () => {
+    const prefix = uniquePrefix('wsb');
+    const redis = connectRedis(REDIS_URL, prefix, pino({ level: 'silent' }), createMetrics());
+    // every command Redis runs with one of our channels, in the order it ran them
+    const monitor = await new Redis(REDIS_URL).monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((a) => a.startsWith(prefix))) seen.push(args);
+    });
+    const pubsub = createLivePubSub({ redis });
+    const settled = async (ok: (s: ReturnType<typeof pubsub.stats>) => boolean) => {
+      while (!ok(pubsub.stats())) await new Promise((r) => setTimeout(r, 20));
+    };
+    // all that Redis ran before `marker`, as the monitor saw it (Redis runs commands one at a time)
+    const upTo = async (marker: string) => {
+      await redis.command.publish(`${prefix}${marker}`, '');
+      while (!seen.some((a) => a[1] === `${prefix}${marker}`)) await new Promise((r) => setTimeout(r, 20));
+      return seen.splice(0).filter((a) => a[0]!.toLowerCase() !== 'publish');
+    };
+    const SUBSCRIPTIONS = 100;
+    const SKUS = 100; // 10,000 (subscription, SKU) pairs: 10,000 SUBSCRIBE and 10,000 UNSUBSCRIBE commands one per channel
+    try {
+      const streams = Array.from({ length: SUBSCRIPTIONS }, (_, i) =>
+        pubsub.subscribeMany('availability', Array.from({ length: SKUS }, (_, j) => `B${i}x${j}`))[Symbol.asyncIterator](),
+      );
+      const first = streams.map((s) => s.next()); // a stream starts (subscribes) on its first read
+      await settled((s) => s.listeners === SUBSCRIPTIONS * SKUS && s.unacknowledged === 0);
+      const subscribed = await upTo('subscribed');
+      expect(subscribed.every((a) => a[0]!.toLowerCase() === 'subscribe')).toBe(true);
+      expect(new Set(subscribed.flatMap((a) => a.slice(1))).size).toBe(SUBSCRIPTIONS * SKUS);
+      expect(subscribed.length).toBeLessThanOrEqual(SUBSCRIPTIONS);
+      expect(Math.max(...subscribed.map((a) => a.length - 1))).toBeLessThanOrEqual(CHANNELS_PER_COMMAND);
+
+      // Redis delivers to the batched channels
+      const event = { sku: 'B7x42', available: 3, soldOut: false, version: 9, updatedAt: new Date(0).toISOString() };
+      await pubsub.publish('availability', 'B7x42', event);
+      expect((await first[7]!).value).toEqual(event);
+
+      // a channel dropped and taken again in the same turn costs no command, and stays subscribed
+      const again = streams[3]!;
+      await again.return?.();
+      const taken = pubsub.subscribeMany('availability', Array.from({ length: SKUS }, (_, j) => `B3x${j}`))[Symbol.asyncIterator]();
+      const next = taken.next();
+      await settled((s) => s.unacknowledged === 0);
+      expect(await upTo('taken-again')).toEqual([]);
+      await pubsub.publish('availability', 'B3x5', { ...event, sku: 'B3x5' });
+      expect((await next).value).toEqual({ ...event, sku: 'B3x5' });
+
+      await Promise.all([...streams, taken].map((s) => s.return?.()));
+      await settled((s) => s.listeners === 0 && s.channels === 0 && s.unacknowledged === 0);
+      const unsubscribed = await upTo('unsubscribed');
+      expect(unsubscribed.every((a) => a[0]!.toLowerCase() === 'unsubscribe')).toBe(true);
+      expect(new Set(unsubscribed.flatMap((a) => a.slice(1))).size).toBe(SUBSCRIPTIONS * SKUS);
+      expect(unsubscribed.length).toBeLessThanOrEqual(SUBSCRIPTIONS + 1);
+      const numsub = (await redis.command.pubsub('NUMSUB', `${prefix}availability:B7x42`, `${prefix}availability:B3x5`)) as (string | number)[];
+      expect(numsub.filter((_, i) => i % 2 === 1).map(Number)).toEqual([0, 0]);
+    } finally {
+      monitor.disconnect();
+      await redis.close();
+    }
+  }, 60_000);
 });

@@ -40,7 +40,7 @@
       ws.onclose = (ev) => {
         ready = false;
         setLive(false);
-        if (ev.code === 4403) return setLive(false, 'Live updates refused: this page needs a storefront API key (?key=...).');
+        if (ev.code === 4403) return setLive(false, 'Live updates refused: this page needs a public API key (?key=...).');
         setTimeout(open, Math.min(10000, 500 * 2 ** attempt++));
       };
     }
@@ -71,7 +71,7 @@
 
   if (!key) {
     document.querySelector('main').innerHTML =
-      '<div class="card"><h1>An API key is needed</h1><p>Open this page with <code>?key=&lt;storefront key&gt;</code>; it is kept in this browser.</p></div>';
+      '<div class="card"><h1>An API key is needed</h1><p>Open this page with <code>?key=&lt;public key&gt;</code>; it is kept in this browser.</p></div>';
     return;
   }
   const subscribe = live();
@@ -105,6 +105,8 @@
   const customerId = localStorage.getItem('lastunit.customer') || crypto.randomUUID();
   localStorage.setItem('lastunit.customer', customerId);
   const pendingKey = 'lastunit.pending.' + sku; // the idempotency key of an attempt whose answer we have not seen
+  // A public key sees an order only with its token, handed out once by placeOrder: kept in this browser, per order.
+  const tokenOf = (id) => localStorage.getItem('lastunit.token.' + id);
 
   function say(text, tone) { status.textContent = text; status.className = 'status' + (tone ? ' ' + tone : ''); }
   function refreshButtons() {
@@ -151,10 +153,11 @@
   function stopWatching() { if (stopOrderSub) stopOrderSub(); stopOrderSub = null; clearInterval(poll); poll = null; }
   function watch(id) {
     if (stopOrderSub) return;
-    stopOrderSub = subscribe(`subscription($id: ID!) { orderStatusChanged(orderId: $id) { ${ORDER} } }`, { id },
+    const token = tokenOf(id);
+    stopOrderSub = subscribe(`subscription($id: ID!, $token: String) { orderStatusChanged(orderId: $id, token: $token) { ${ORDER} } }`, { id, token },
       (d) => showOrder(d.orderStatusChanged));
     // and a slow poll, in case an event was missed while the socket was down
-    poll = setInterval(() => gql(`query($id: ID!) { order(id: $id) { ${ORDER} } }`, { id }).then((d) => d.order && d.order.status !== order.status && showOrder(d.order)).catch(() => {}), 3000);
+    poll = setInterval(() => gql(`query($id: ID!, $token: String) { order(id: $id, token: $token) { ${ORDER} } }`, { id, token }).then((d) => d.order && d.order.status !== order.status && showOrder(d.order)).catch(() => {}), 3000);
   }
 
   async function placeOrder() {
@@ -163,11 +166,12 @@
     buy.disabled = true;
     say('Checking whether your order was accepted...');
     try {
-      const d = await gql(`mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER} } userErrors { code message } } }`,
+      const d = await gql(`mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed orderToken order { ${ORDER} } userErrors { code message } } }`,
         { input: { idempotencyKey: idem, customerId, lines: [{ sku, quantity: 1 }] } });
       const p = d.placeOrder, err = p.userErrors[0];
       if (err && err.code === 'IN_PROGRESS') { setTimeout(placeOrder, 1000); return; } // same key: still the same order
       sessionStorage.removeItem(pendingKey);
+      if (p.order && p.orderToken) localStorage.setItem('lastunit.token.' + p.order.id, p.orderToken);
       if (!p.order) { say(err ? err.message : 'Something went wrong.', 'bad'); refreshButtons(); return; }
       showOrder(p.order, err);
     } catch (e) {
@@ -180,7 +184,7 @@
     release.disabled = true;
     try {
       const d = await gql(`mutation($input: ReleaseReservationInput!) { releaseReservation(input: $input) { order { ${ORDER} } userErrors { code message } } }`,
-        { input: { orderId: order.id } });
+        { input: { orderId: order.id, token: tokenOf(order.id) } });
       const r = d.releaseReservation;
       if (r.userErrors[0] && !r.order) say(r.userErrors[0].message, 'bad');
       else showOrder(r.order);

@@ -1,0 +1,67 @@
+// Database session bounds (issue 9, item 7): DATABASE_LOCK_TIMEOUT_MS reaches the sessions of both drivers, so a
+// request stuck behind a lock held elsewhere becomes an error instead of waiting. Through the real Node host (pg) and
+// the worker in workerd (Neon driver).
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KEYS, startTestApp } from './support/app.js';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
+import { WORKER_API_KEYS, startLocalWorker, type LocalWorker } from '../kit/worker.js';
+
+const t = await startTestApp();
+await t.product('TIMEOUT-1', 5);
+const stops: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const s of stops) await s();
+});
+
+const QUERY = JSON.stringify({ query: `{ product(sku: "TIMEOUT-1") { sku } }` });
+const request = (url: string) =>
+  new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` }, body: QUERY });
+
+/**
+ * Holds an exclusive lock on `products` while `send` runs, and gives it up at the latest after `releaseAfterMs` (so a
+ * server without the bound answers *after* the lock is gone, with data). Resolves with the answer's body.
+ */
+async function whileLocked(send: () => Promise<Response>, releaseAfterMs = 8_000) {
+  const holder = new pg.Client({ connectionString: t.dbUrl });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE products IN ACCESS EXCLUSIVE MODE');
+    const release = setTimeout(() => void holder.query('ROLLBACK').catch(() => {}), releaseAfterMs);
+    try {
+      const res = await send();
+      return { status: res.status, body: (await res.json()) as any };
+    } finally {
+      clearTimeout(release);
+    }
+  } finally {
+    await holder.query('ROLLBACK').catch(() => {});
+    await holder.end();
+  }
+}
+
+describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
+  it('on the Node host (pg): the request fails while the lock is still held', async () => {
+    const srv: ServerProcess = await spawnServer({
+      env: { DATABASE_URL: t.dbUrl, API_KEYS: WORKER_API_KEYS, DATABASE_LOCK_TIMEOUT_MS: '200', RATE_LIMIT_PER_WINDOW: '0' },
+    });
+    stops.push(() => srv.stop());
+    const r = await whileLocked(() => fetch(request(srv.endpoint)));
+    expect(r.body.errors?.length).toBeGreaterThan(0);
+    expect(r.body.data?.product ?? null).toBeNull();
+    // and without the lock, the same request answers
+    const ok = await fetch(request(srv.endpoint));
+    expect(((await ok.json()) as any).data.product.sku).toBe('TIMEOUT-1');
+  });
+
+  it('in workerd (Neon driver): the request fails while the lock is still held', async () => {
+    const w: LocalWorker = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { DATABASE_LOCK_TIMEOUT_MS: '200' }, name: 'timeouts' });
+    stops.push(() => w.stop());
+    const r = await whileLocked(() => w.fetch(request('http://edge.test/graphql')));
+    expect(r.body.errors?.length).toBeGreaterThan(0);
+    expect(r.body.data?.product ?? null).toBeNull();
+    const ok = await w.fetch(request('http://edge.test/graphql'));
+    expect(((await ok.json()) as any).data.product.sku).toBe('TIMEOUT-1');
+  });
+});
