@@ -8,6 +8,10 @@ export type Availability = { sku: string; available: number; soldOut: boolean; v
 export type Product = { sku: string; name: string; priceAmount: number; currency: string; purchaseLimit: number | null; availability: Availability };
 
 const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at`;
+// A bundle's figures come from its components (db/functions/091_bundles.sql); the subquery runs for bundles only.
+const PRODUCT_READ_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit,
+  CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p.sku) a) ELSE i.available END AS available,
+  CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p.sku) a) ELSE i.version END AS version, i.updated_at`;
 type ProductRow = {
   sku: string;
   name: string;
@@ -38,7 +42,7 @@ function toAvailability(r: { sku: string; available: number; version: number; up
 export async function findProducts(db: Db, skus: string[]): Promise<(Product | null)[]> {
   if (skus.length === 0) return [];
   const { rows } = await db.query<ProductRow>(
-    `SELECT ${PRODUCT_COLUMNS} FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = ANY ($1::text[])`,
+    `SELECT ${PRODUCT_READ_COLUMNS} FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = ANY ($1::text[])`,
     [skus],
   );
   const bySku = new Map(rows.map((r) => [r.sku, toProduct(r)]));
@@ -68,6 +72,35 @@ export async function createProduct(
     [p.sku, p.name, p.priceAmount, p.currency, p.initialStock, p.purchaseLimit ?? null],
   );
   return rows[0] ? { ok: true, product: toProduct(rows[0]) } : { ok: false, code: 'DUPLICATE_SKU' };
+}
+
+export type CreateBundleResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' | 'UNKNOWN_COMPONENT' | 'NESTED_BUNDLE'; sku?: string };
+
+/** A bundle of existing, non-bundle products (create_bundle in db/functions/091_bundles.sql), in one statement. */
+export async function createBundle(
+  db: Db,
+  p: { sku: string; name: string; priceAmount: number; currency: string; components: { sku: string; quantity: number }[] },
+): Promise<CreateBundleResult> {
+  const { rows } = await db.run<{ r: { kind: string; sku?: string } }>('SELECT create_bundle($1, $2, $3, $4, $5::jsonb) AS r', [
+    p.sku, p.name, p.priceAmount, p.currency, JSON.stringify(p.components),
+  ]);
+  const r = rows[0]!.r;
+  if (r.kind === 'duplicate') return { ok: false, code: 'DUPLICATE_SKU' };
+  if (r.kind === 'unknown_component') return { ok: false, code: 'UNKNOWN_COMPONENT', sku: r.sku };
+  if (r.kind === 'nested') return { ok: false, code: 'NESTED_BUNDLE', sku: r.sku };
+  const [product] = await findProducts(db, [p.sku]);
+  return { ok: true, product: product! };
+}
+
+/** The components of these bundles (SKU -> [{sku, quantity}]); plain products are absent. */
+export async function findComponents(db: Db, skus: string[]): Promise<Map<string, { sku: string; quantity: number }[]>> {
+  const { rows } = await db.query<{ bundle_sku: string; component_sku: string; quantity: number }>(
+    `SELECT bundle_sku, component_sku, quantity FROM bundle_components WHERE bundle_sku = ANY ($1::text[]) ORDER BY bundle_sku, component_sku`,
+    [skus],
+  );
+  const out = new Map<string, { sku: string; quantity: number }[]>();
+  for (const r of rows) out.set(r.bundle_sku, [...(out.get(r.bundle_sku) ?? []), { sku: r.component_sku, quantity: r.quantity }]);
+  return out;
 }
 
 export type StockResult = { ok: true; availability: Availability } | { ok: false; code: 'UNKNOWN_SKU' | 'STALE'; available?: number };

@@ -216,6 +216,12 @@ export async function markCancelFailed(db: Db, id: number, delayMs: number, erro
   );
 }
 
+/** Bundles whose components changed: their listings recomputed from the committed components (091_bundles.sql). */
+export async function recomputeBundleListings(db: Db): Promise<number> {
+  const { rows } = await db.run<{ n: number }>('SELECT recompute_bundle_listings() AS n');
+  return rows[0]!.n;
+}
+
 /** Channels with something due (the pusher's wake-up scan). */
 export async function channelsWithWork(db: Db): Promise<string[]> {
   const { rows } = await db.query<{ channel_id: string }>(

@@ -1,10 +1,13 @@
 import type { Db } from './pool.js';
 import { toOrder, type OrderRecord } from './orders-store.js';
 
-export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found';
-export type OutcomeRow =
-  | { kind: 'confirmed' | 'rejected' | 'expired' | 'unknown' | 'compensate' | 'noop'; order: OrderRecord | null }
-  | { kind: 'duplicate'; order?: undefined };
+export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled';
+export type OutcomeKind = 'confirmed' | 'rejected' | 'declined_held' | 'held' | 'expired' | 'cancelled' | 'unknown' | 'action_required' | 'compensate' | 'noop';
+export type OutcomeRow = { kind: OutcomeKind; order: OrderRecord | null } | { kind: 'duplicate'; order?: undefined };
+/** {type, clientSecret, redirectUrl}: what the shopper must do for the processor (payments/processor.ts NextAction). */
+export type NextActionRow = { type: string; clientSecret: string | null; redirectUrl: string | null };
+/** How long an attempt may stay undecided (PAYMENT_MAX_PENDING_SECONDS) and wait for the shopper (PAYMENT_ACTION_TIMEOUT_SECONDS). */
+export type AttemptBounds = { deadlineSeconds: number; maxPendingSeconds: number; actionTimeoutSeconds: number };
 export type KeyRef = { clientId: string; customerId: string; key: string };
 
 function parse(r: any): any {
@@ -19,10 +22,11 @@ export async function beginPayment(
   orderId: string,
   key: KeyRef,
   provider: string,
-  deadlineSeconds: number,
+  bounds: AttemptBounds,
+  token: string,
 ): Promise<{ kind: 'awaiting' | 'not_held'; order: OrderRecord }> {
-  const { rows } = await db.run<{ r: any }>('SELECT begin_payment($1::uuid, $2, $3, $4, $5, $6) AS r', [
-    orderId, key.clientId, key.customerId, key.key, provider, deadlineSeconds,
+  const { rows } = await db.run<{ r: any }>('SELECT begin_payment($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9) AS r', [
+    orderId, key.clientId, key.customerId, key.key, provider, bounds.deadlineSeconds, token, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds,
   ]);
   return parse(rows[0]!.r);
 }
@@ -35,22 +39,30 @@ export async function completePayment(
   outcome: PaymentOutcome,
   providerRef: string | null,
   reason: string | null,
+  nextAction: NextActionRow | null = null,
 ): Promise<OutcomeRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT complete_payment($1::uuid, $2, $3, $4, $5, $6, $7) AS r', [
-    orderId, key.clientId, key.customerId, key.key, outcome, providerRef, reason,
+  const { rows } = await db.run<{ r: any }>('SELECT complete_payment($1::uuid, $2, $3, $4, $5, $6, $7, $8::jsonb) AS r', [
+    orderId, key.clientId, key.customerId, key.key, outcome, providerRef, reason, nextAction ? JSON.stringify(nextAction) : null,
   ]);
   return parse(rows[0]!.r);
 }
 
-/** The reconciler's (and tests') transition: guarded on AWAITING_PAYMENT; a lost success records a compensation. */
+/**
+ * The guarded transition for one attempt (`key`; null: the order's latest): only the open attempt of an AWAITING_PAYMENT
+ * order moves it; a success for anything else confirms a held order or records a compensation (apply_payment_outcome).
+ */
 export async function applyPaymentOutcome(
   db: Db,
   orderId: string,
   outcome: PaymentOutcome,
   providerRef: string | null,
   reason: string | null,
+  key: string | null = null,
+  nextAction: NextActionRow | null = null,
 ): Promise<OutcomeRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT apply_payment_outcome($1::uuid, $2, $3, $4) AS r', [orderId, outcome, providerRef, reason]);
+  const { rows } = await db.run<{ r: any }>('SELECT apply_payment_outcome($1::uuid, $2, $3, $4, $5, $6::jsonb) AS r', [
+    orderId, outcome, providerRef, reason, key, nextAction ? JSON.stringify(nextAction) : null,
+  ]);
   return parse(rows[0]!.r);
 }
 
@@ -63,14 +75,28 @@ export async function applyPaymentEvent(
   outcome: PaymentOutcome,
   providerRef: string | null,
   reason: string | null,
+  key: string | null = null,
+  nextAction: NextActionRow | null = null,
 ): Promise<OutcomeRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT apply_payment_event($1, $2, $3::uuid, $4, $5, $6) AS r', [
-    source, eventId, orderId, outcome, providerRef, reason,
+  const { rows } = await db.run<{ r: any }>('SELECT apply_payment_event($1, $2, $3::uuid, $4, $5, $6, $7, $8::jsonb) AS r', [
+    source, eventId, orderId, outcome, providerRef, reason, key, nextAction ? JSON.stringify(nextAction) : null,
   ]);
   return parse(rows[0]!.r);
 }
 
-export type DuePayment = { orderId: string; provider: string; checks: number };
+export type DuePayment = {
+  orderId: string;
+  provider: string;
+  checks: number;
+  /** the attempt's processor key and payment id (null until the processor told us) */
+  key: string;
+  providerRef: string | null;
+  state: 'PENDING' | 'UNKNOWN' | 'ACTION_REQUIRED';
+  /** past PAYMENT_MAX_PENDING_SECONDS (or PAYMENT_ACTION_TIMEOUT_SECONDS while the shopper is asked): cancel, then release */
+  giveUp: boolean;
+  /** what a repeat of the authorization needs (the processor answers the same payment for the same key within 24 h) */
+  repeat: { token: string; amount: number; currency: string } | null;
+};
 
 /**
  * Leases a batch of open payments past their deadline (next_check_at) for one reconciler: a short transaction that only
@@ -78,42 +104,58 @@ export type DuePayment = { orderId: string; provider: string; checks: number };
  * the transition after the lookup is guarded on the order row (I6).
  */
 export async function claimDuePayments(db: Db, limit: number, leaseSeconds: number): Promise<DuePayment[]> {
-  const { rows } = await db.run<{ order_id: string; provider: string; checks: number }>(
+  const { rows } = await db.run<any>(
     `UPDATE payments p SET next_check_at = now() + make_interval(secs => $2), checks = p.checks + 1
        FROM (SELECT q.id FROM payments q JOIN orders o ON o.id = q.order_id
-              WHERE q.state IN ('PENDING', 'UNKNOWN') AND q.next_check_at <= now() AND o.status = 'AWAITING_PAYMENT'
+              WHERE q.state IN ('PENDING', 'UNKNOWN', 'ACTION_REQUIRED') AND q.next_check_at <= now() AND o.status = 'AWAITING_PAYMENT'
               ORDER BY q.next_check_at LIMIT $1
               FOR UPDATE OF q SKIP LOCKED) due
       WHERE p.id = due.id
-     RETURNING p.order_id, p.provider, p.checks`,
+     RETURNING p.order_id, p.provider, p.checks, coalesce(p.idem_key, p.order_id::text) AS key, p.provider_ref, p.state,
+               coalesce(p.give_up_at <= now(), false) AS give_up, p.token, p.amount, p.currency,
+               p.requested_at > now() - interval '23 hours' AS repeatable`,
     [limit, leaseSeconds],
   );
-  return rows.map((r) => ({ orderId: r.order_id, provider: r.provider, checks: r.checks }));
+  return rows.map((r) => ({
+    orderId: r.order_id,
+    provider: r.provider,
+    checks: r.checks,
+    key: r.key,
+    providerRef: r.provider_ref,
+    state: r.state,
+    giveUp: r.give_up,
+    repeat: r.token && r.repeatable ? { token: r.token, amount: r.amount, currency: String(r.currency).trim() } : null,
+  }));
 }
 
-/** The processor says "pending": ask again after `delaySeconds` (backoff computed by the caller). */
+/** The processor says "pending": ask again after `delaySeconds` (backoff computed by the caller), never later than the give-up time. */
 export async function scheduleNextCheck(db: Db, orderId: string, delaySeconds: number): Promise<void> {
   await db.run(
-    `UPDATE payments SET next_check_at = now() + make_interval(secs => $2)
-      WHERE order_id = $1::uuid AND state IN ('PENDING', 'UNKNOWN')`,
+    `UPDATE payments SET next_check_at = least(now() + make_interval(secs => $2), greatest(give_up_at, now() + interval '1 second'))
+      WHERE order_id = $1::uuid AND state IN ('PENDING', 'UNKNOWN', 'ACTION_REQUIRED')`,
     [orderId, delaySeconds],
   );
 }
 
-export type PendingCompensation = { id: number; orderId: string; provider: string; providerRef: string | null };
+/** The payment id as soon as the processor names it (an unknown outcome that still told us the id): found by identity later. */
+export async function notePaymentRef(db: Db, key: string, providerRef: string): Promise<void> {
+  await db.run(`UPDATE payments SET provider_ref = $2 WHERE idem_key = $1 AND provider_ref IS NULL`, [key, providerRef]);
+}
+
+export type PendingCompensation = { id: number; orderId: string; provider: string; providerRef: string | null; key: string };
 
 /** Leases pending compensations (SKIP LOCKED, short transaction); the void happens outside, then markCompensated. */
 export async function claimCompensations(db: Db, limit: number, leaseSeconds: number): Promise<PendingCompensation[]> {
-  const { rows } = await db.run<{ id: number; order_id: string; provider: string; provider_ref: string | null }>(
+  const { rows } = await db.run<any>(
     `UPDATE compensations c SET lease_until = now() + make_interval(secs => $2), attempts = c.attempts + 1
        FROM (SELECT id FROM compensations
               WHERE state = 'PENDING' AND (lease_until IS NULL OR lease_until < now())
               ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) due
       WHERE c.id = due.id
-     RETURNING c.id, c.order_id, c.provider, c.provider_ref`,
+     RETURNING c.id, c.order_id, c.provider, c.provider_ref, coalesce(c.payment_key, c.order_id::text) AS key`,
     [limit, leaseSeconds],
   );
-  return rows.map((r) => ({ id: Number(r.id), orderId: r.order_id, provider: r.provider, providerRef: r.provider_ref }));
+  return rows.map((r: any) => ({ id: Number(r.id), orderId: r.order_id, provider: r.provider, providerRef: r.provider_ref, key: r.key }));
 }
 
 /** The void went through: done, once (guarded on PENDING). */
@@ -125,4 +167,78 @@ export async function markCompensated(db: Db, id: number): Promise<boolean> {
 /** The void failed: keep it pending, note why; the lease lapses and another pass retries. */
 export async function noteCompensationError(db: Db, id: number, error: string): Promise<void> {
   await db.run(`UPDATE compensations SET last_error = $2 WHERE id = $1 AND state = 'PENDING'`, [id, error.slice(0, 500)]);
+}
+
+export type BeginOrderPaymentRow =
+  | { kind: 'awaiting'; key: string; attempt: number; order: OrderRecord }
+  | { kind: 'in_flight' | 'confirmed' | 'expired' | 'final'; order: OrderRecord }
+  | { kind: 'not_found'; order: null };
+
+/** payOrder's first step (begin_order_payment, db/functions/080_checkout.sql): a new attempt on a live hold, or why not. */
+export async function beginOrderPayment(db: Db, clientId: string, orderId: string, provider: string, token: string, bounds: AttemptBounds): Promise<BeginOrderPaymentRow> {
+  const { rows } = await db.run<{ r: any }>('SELECT begin_order_payment($1, $2::uuid, $3, $4, $5, $6, $7) AS r', [
+    clientId, orderId, provider, token, bounds.deadlineSeconds, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds,
+  ]);
+  return parse(rows[0]!.r);
+}
+
+export type ConfirmOrderRow =
+  | { kind: 'confirmed' | 'replayed' | 'refund_due' | 'already_final' | 'in_flight'; order: OrderRecord }
+  | { kind: 'not_found'; order: null };
+
+/** confirmOrder as one statement (confirm_order, db/functions/080_checkout.sql). */
+export async function confirmOrder(db: Db, clientId: string | null, orderId: string, reference: string): Promise<ConfirmOrderRow> {
+  const { rows } = await db.run<{ r: any }>('SELECT confirm_order($1, $2::uuid, $3) AS r', [clientId, orderId, reference]);
+  return parse(rows[0]!.r);
+}
+
+export type PaymentStateName = 'PENDING' | 'UNKNOWN' | 'ACTION_REQUIRED' | 'AUTHORIZED' | 'DECLINED' | 'NOT_FOUND' | 'CANCELLED' | 'EXTERNAL';
+export type PaymentView = {
+  state: PaymentStateName;
+  provider: string;
+  reference: string | null;
+  nextAction: NextActionRow | null;
+  captureState: string;
+};
+
+/** The latest payment attempt of one of the client's orders, as Order.payment shows it. */
+export async function latestPayment(db: Db, clientId: string | null, orderId: string): Promise<PaymentView | null> {
+  const { rows } = await db.query<any>(
+    `SELECT p.state, p.provider, p.provider_ref, p.next_action, p.capture_state,
+            EXISTS (SELECT 1 FROM caller_refunds r WHERE r.order_id = p.order_id) AS refund_due
+       FROM payments p JOIN orders o ON o.id = p.order_id
+      WHERE p.order_id = $1::uuid AND ($2::text IS NULL OR o.client_id = $2)
+      ORDER BY p.attempt DESC LIMIT 1`,
+    [orderId, clientId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return { state: r.state, provider: r.provider, reference: r.provider_ref, nextAction: r.next_action ?? null, captureState: r.capture_state };
+}
+
+export type DueCapture = { id: string; orderId: string; key: string; providerRef: string | null };
+
+/** Leases confirmed payments to capture (SKIP LOCKED, short transaction); `orderId`: only that order's (captureOrder). */
+export async function claimCaptures(db: Db, limit: number, leaseSeconds: number, orderId: string | null): Promise<DueCapture[]> {
+  const { rows } = await db.run<any>(
+    `UPDATE payments p SET capture_lease_until = now() + make_interval(secs => $2)
+       FROM (SELECT q.id FROM payments q JOIN orders o ON o.id = q.order_id
+              WHERE q.capture_state = 'PENDING' AND o.status = 'CONFIRMED'
+                AND (q.capture_lease_until IS NULL OR q.capture_lease_until < now())
+                AND ($3::uuid IS NULL OR q.order_id = $3::uuid)
+              ORDER BY q.id LIMIT $1 FOR UPDATE OF q SKIP LOCKED) due
+      WHERE p.id = due.id
+     RETURNING p.id, p.order_id, coalesce(p.idem_key, p.order_id::text) AS key, p.provider_ref`,
+    [limit, leaseSeconds, orderId],
+  );
+  return rows.map((r) => ({ id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref }));
+}
+
+/** The capture went through: recorded once (guarded on PENDING; a cancelled order's payment is no longer PENDING). */
+export async function markCaptured(db: Db, id: string): Promise<boolean> {
+  const { rowCount } = await db.run(
+    `UPDATE payments SET capture_state = 'CAPTURED', captured_at = now(), capture_lease_until = NULL WHERE id = $1::uuid AND capture_state = 'PENDING'`,
+    [id],
+  );
+  return (rowCount ?? 0) > 0;
 }

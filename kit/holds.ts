@@ -6,6 +6,10 @@ import type { Queryable } from '../db/pool.js';
 export type Target = ({ orderIds: string[]; skus?: never } | { skus: string[]; orderIds?: never }) & {
   /** how far in the past (default 1 s) */
   seconds?: number;
+  /** payments only: also past the window (24 h) in which the reconciler repeats a timed-out authorization to find it */
+  pastRepeatWindow?: boolean;
+  /** payments only: also past PAYMENT_MAX_PENDING_SECONDS / PAYMENT_ACTION_TIMEOUT_SECONDS (the reconciler cancels) */
+  pastGiveUp?: boolean;
 };
 
 const past = (t: Target) => t.seconds ?? 1;
@@ -29,7 +33,10 @@ export async function makeHoldsOverdue(db: Queryable, target: Target): Promise<n
  * @example await makePaymentsDue(t.db, { orderIds: [id] })
  */
 export async function makePaymentsDue(db: Queryable, target: Target): Promise<number> {
-  const set = `UPDATE payments SET next_check_at = now() - make_interval(secs => $2), deadline_at = now() - make_interval(secs => $2)`;
+  const set =
+    `UPDATE payments SET next_check_at = now() - make_interval(secs => $2), deadline_at = now() - make_interval(secs => $2)` +
+    (target.pastRepeatWindow ? `, requested_at = now() - interval '24 hours'` : '') +
+    (target.pastGiveUp ? `, give_up_at = now() - make_interval(secs => $2), action_give_up_at = now() - make_interval(secs => $2)` : '');
   const r =
     'orderIds' in target && target.orderIds
       ? await db.query(`${set} WHERE order_id = ANY ($1::uuid[])`, [target.orderIds, past(target)])

@@ -92,6 +92,9 @@ const schema = z.object({
   SANDBOX_PAYMENTS_URL: httpUrl,
   PAYMENT_TIMEOUT_MS: int(1, 5000),
   PAYMENT_DEADLINE_SECONDS: int(1, 60),
+  PAYMENT_MAX_PENDING_SECONDS: int(1, 3600),
+  PAYMENT_ACTION_TIMEOUT_SECONDS: int(1, 900),
+  PAYMENT_CAPTURE: z.enum(['on_confirm', 'manual']).default('on_confirm'),
   PAYMENT_WEBHOOK_SECRET: optionalText,
   WEBHOOK_TOLERANCE_SECONDS: int(1, 300),
   WEBHOOK_MAX_BODY_BYTES: int(1024, 262_144),
@@ -222,6 +225,12 @@ export type PaymentsConfig = {
   sandboxUrl?: string;
   timeoutMs: number;
   deadlineSeconds: number;
+  /** past this an undecided payment is cancelled at the processor, then released */
+  maxPendingSeconds: number;
+  /** the same bound while the shopper is asked to act (3-D Secure) */
+  actionTimeoutSeconds: number;
+  /** on_confirm: capture every confirmed payment; manual: an admin captureOrder does */
+  capture: 'on_confirm' | 'manual';
   webhookSecret: string;
   webhookToleranceSeconds: number;
   /** larger webhook bodies are refused with 413 while they stream */
@@ -262,6 +271,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       sandboxUrl: c.SANDBOX_PAYMENTS_URL,
       timeoutMs: c.PAYMENT_TIMEOUT_MS,
       deadlineSeconds: c.PAYMENT_DEADLINE_SECONDS,
+      maxPendingSeconds: c.PAYMENT_MAX_PENDING_SECONDS,
+      actionTimeoutSeconds: c.PAYMENT_ACTION_TIMEOUT_SECONDS,
+      capture: c.PAYMENT_CAPTURE,
       // the development secret only outside production (a production start without a secret of its own is refused above)
       webhookSecret: c.PAYMENT_PROVIDER === 'stripe' ? c.STRIPE_WEBHOOK_SECRET! : (c.PAYMENT_WEBHOOK_SECRET ?? (c.NODE_ENV === 'production' ? '' : DEV_WEBHOOK_SECRET)),
       webhookToleranceSeconds: c.WEBHOOK_TOLERANCE_SECONDS,

@@ -103,7 +103,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
   const partnerDocuments = cachedPartnerDocuments();
   // With REDIS_URL the rate limits count across instances too (same Redis connection).
-  const rateLimitStore = redis ? redisRateLimitStore(redis.command) : memoryRateLimitStore();
+  const rateLimitStore = redis ? redisRateLimitStore(redis.command, Date.now, config.redisKeyPrefix) : memoryRateLimitStore();
   const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
   const keyLimit = rateLimit({ ...config.rateLimit, store: rateLimitStore, onStoreError });
   const trustProxy = config.trustProxy;
@@ -160,7 +160,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     : async () => {};
 
   const stopReconciler = startReconciler(
-    { db, metrics, processor: payments.processor, onOutboxWritten },
+    { db, metrics, processor: payments.processor, onOutboxWritten, capture: config.payments.capture },
     { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
   );
 

@@ -22,6 +22,9 @@ export type PaymentsWiring = {
 export async function wirePayments(c: PaymentsConfig): Promise<PaymentsWiring> {
   const settings: PaymentSettings = {
     deadlineSeconds: c.deadlineSeconds,
+    maxPendingSeconds: c.maxPendingSeconds,
+    actionTimeoutSeconds: c.actionTimeoutSeconds,
+    capture: c.capture,
     // a request that held the key this long without finishing is dead (it would have timed out at the processor)
     recoverySeconds: Math.max(1, Math.ceil((c.timeoutMs * 2) / 1000)),
     pauseBeforeAuthorizeMs: c.faultPauseBeforeAuthorizeMs,

@@ -8,14 +8,15 @@ if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('PTTL', KEYS[1])}`;
 
 /**
- * A rate-limit store shared by every instance through Redis (fixed windows, one key per client and window).
- * @example rateLimit({ limit, windowSeconds, store: redisRateLimitStore(new Redis(config.redisUrl)) })
+ * A rate-limit store shared by every instance through Redis (fixed windows, one key per client and window), its keys
+ * under `prefix` (REDIS_KEY_PREFIX): deployments that share a Redis with prefixes of their own count apart.
+ * @example rateLimit({ limit, windowSeconds, store: redisRateLimitStore(new Redis(config.redisUrl), Date.now, config.redisKeyPrefix) })
  */
-export function redisRateLimitStore(redis: Redis, now: () => number = Date.now): RateLimitStore {
+export function redisRateLimitStore(redis: Redis, now: () => number = Date.now, prefix = 'lastunit:'): RateLimitStore {
   return {
     async hit(key, windowMs) {
       const window = Math.floor(now() / windowMs);
-      const [count, pttl] = (await redis.eval(HIT, 1, `lastunit:${key}:${window}`, String(windowMs))) as [number, number];
+      const [count, pttl] = (await redis.eval(HIT, 1, `${prefix}${key}:${window}`, String(windowMs))) as [number, number];
       return { count, resetMs: pttl > 0 ? pttl : windowMs };
     },
   };

@@ -21,7 +21,7 @@ void runEntry({
     const db = createDb({ connectionString: config.databaseUrl, max: 4, applicationName: 'lastunit-reconciler', timeouts: config.databaseTimeouts });
     const payments = await wirePayments(config.payments);
     const stop = startReconciler(
-      { db, metrics: createMetrics(), processor: payments.processor },
+      { db, metrics: createMetrics(), processor: payments.processor, capture: config.payments.capture },
       { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
     );
     logger.info('reconciler running');

@@ -69,8 +69,33 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
     return skus.map((s) => cached.get(s) ?? null);
   }
 
+  /** createProduct with components (docs/channels.md, "Bundles"). */
+  async function createBundle(input: { sku: string; name: string; priceAmount: number; currencyCode: string; initialStock?: number | null; purchaseLimit?: number | null; components: { sku: string; quantity: number }[] }): Promise<CatalogResult<Product>> {
+    const c = input.components;
+    if (c.length < 1 || c.length > 20) return failed('INVALID_INPUT', 'a bundle has 1 to 20 components', ['components']);
+    for (const [i, x] of c.entries()) {
+      if (!SKU.test(x.sku)) return failed('INVALID_INPUT', 'a component sku must be 1-64 letters, digits, dot, dash or underscore', ['components', String(i), 'sku']);
+      if (!Number.isInteger(x.quantity) || x.quantity < 1 || x.quantity > 1000) return failed('INVALID_INPUT', 'a component quantity must be between 1 and 1000', ['components', String(i), 'quantity']);
+      if (x.sku === input.sku) return failed('INVALID_INPUT', 'a bundle cannot contain itself', ['components', String(i), 'sku']);
+      if (c.findIndex((y) => y.sku === x.sku) !== i) return failed('INVALID_INPUT', `${x.sku} is listed twice`, ['components', String(i), 'sku']);
+    }
+    if (input.initialStock) return failed('INVALID_INPUT', 'a bundle has no stock of its own: its availability comes from its components', ['initialStock']);
+    if (input.purchaseLimit != null) return failed('INVALID_INPUT', 'set purchase limits on the components: a bundle claims their units', ['purchaseLimit']);
+    const r = await store.createBundle(db, { sku: input.sku, name: input.name, priceAmount: input.priceAmount, currency: input.currencyCode, components: c });
+    if (r.ok) return { ok: true, value: r.product };
+    if (r.code === 'DUPLICATE_SKU') return failed('INVALID_INPUT', `a product with SKU ${input.sku} already exists`, ['sku'], input.sku);
+    const i = String(c.findIndex((x) => x.sku === r.sku));
+    return r.code === 'UNKNOWN_COMPONENT'
+      ? failed('UNKNOWN_SKU', `no product with SKU ${r.sku}`, ['components', i, 'sku'], r.sku)
+      : failed('INVALID_INPUT', `${r.sku} is a bundle: bundles do not nest`, ['components', i, 'sku'], r.sku);
+  }
+  /** A bundle has no stock of its own: restock and setStock go to its components. */
+  const refuseBundle = async (sku: string) =>
+    (await store.findComponents(db, [sku])).has(sku) ? failed<Availability>('INVALID_INPUT', `${sku} is a bundle: change its components' stock`, ['sku'], sku) : null;
+
   return {
     maxSkusPerQuery,
+    components: (skus: string[]) => store.findComponents(db, skus),
     findProducts,
     listSkus: (limit = maxSkusPerQuery) => store.listSkus(db, Math.min(limit, maxSkusPerQuery)),
 
@@ -81,6 +106,8 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       currencyCode: string;
       initialStock?: number | null;
       purchaseLimit?: number | null;
+      /** a bundle: these products, each `quantity` times, claimed together; no stock of its own */
+      components?: { sku: string; quantity: number }[] | null;
     }): Promise<CatalogResult<Product>> {
       if (!SKU.test(input.sku)) return failed('INVALID_INPUT', 'sku must be 1-64 letters, digits, dot, dash or underscore', ['sku']);
       const name = input.name.trim();
@@ -93,6 +120,7 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
         return failed('INVALID_INPUT', `initialStock must be between 0 and ${MAX_STOCK}`, ['initialStock']);
       const limitProblem = badPurchaseLimit(input.purchaseLimit);
       if (limitProblem) return failed('INVALID_INPUT', limitProblem, ['purchaseLimit']);
+      if (input.components != null) return createBundle({ ...input, name, components: input.components });
       const r = await store.createProduct(db, {
         sku: input.sku,
         name,
@@ -108,6 +136,8 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       if (!Number.isInteger(input.quantity) || input.quantity < 1 || input.quantity > MAX_STOCK)
         return { ...failed('INVALID_INPUT', `quantity must be between 1 and ${MAX_STOCK}`, ['quantity'], input.sku), replayed: false };
       if (badKey(input.idempotencyKey)) return { ...failed('INVALID_INPUT', `idempotencyKey must be 1 to ${MAX_KEY_LENGTH} characters`, ['idempotencyKey']), replayed: false };
+      const bundle = await refuseBundle(input.sku);
+      if (bundle) return { ...bundle, replayed: false };
       const k = await keyed('restock', input, { sku: input.sku, quantity: input.quantity }, caller, (tx) => store.restock(db, input.sku, input.quantity, tx));
       if ('reused' in k) return { ...failed('IDEMPOTENCY_KEY_REUSED', 'this idempotencyKey was used for a different stock operation', ['idempotencyKey']), replayed: false };
       const r = k.result;
@@ -129,6 +159,8 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       if (!Number.isInteger(input.available) || input.available < 0 || input.available > MAX_STOCK)
         return { ...failed('INVALID_INPUT', `available must be between 0 and ${MAX_STOCK}`, ['available'], input.sku), replayed: false };
       if (badKey(input.idempotencyKey)) return { ...failed('INVALID_INPUT', `idempotencyKey must be 1 to ${MAX_KEY_LENGTH} characters`, ['idempotencyKey']), replayed: false };
+      const bundle = await refuseBundle(input.sku);
+      if (bundle) return { ...bundle, replayed: false };
       const expected = input.expectedAvailable ?? null;
       const k = await keyed('setStock', input, { sku: input.sku, available: input.available, expected }, caller, (tx) =>
         store.setStock(db, input.sku, input.available, expected, tx),

@@ -97,6 +97,7 @@ export function createChannelPusher(deps: PusherDeps) {
   return {
     async pushOnce(): Promise<number> {
       if ((await refresh()).length === 0) return 0;
+      await store.recomputeBundleListings(deps.db);
       const due = new Set(await store.channelsWithWork(deps.db));
       const sent = await Promise.all(channels.filter((c) => due.has(c.id)).map(pushChannel));
       return sent.reduce((a, b) => a + b, 0);

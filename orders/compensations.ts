@@ -20,7 +20,7 @@ export async function compensateOnce(
     if (batch.length === 0) return done;
     for (const c of batch) {
       try {
-        await processor.void(c.orderId);
+        await processor.void(c.key, c.providerRef);
         if (await store.markCompensated(db, c.id)) {
           done++;
           metrics.paymentCompensations.inc({ event: 'voided' });

@@ -9,17 +9,24 @@ import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from './payment-step.js';
 import { createPlaceOrder } from './place-order.js';
 import { createReleaseReservation } from './release-order.js';
+import { createPayOrder } from './pay-order.js';
+import { createConfirmOrder } from './confirm-order.js';
+import { latestPayment, type PaymentView } from '../db/payments-store.js';
 import { refuse } from './errors.js';
 import { isUuid } from './rules.js';
 import { hashOrderToken, mintOrderToken, tokenScope } from './order-tokens.js';
 import type { Caller } from '../common/caller.js';
 import type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 import type { ReleaseInput, ReleaseResult } from './release-order.js';
+import type { PayOrderInput } from './pay-order.js';
 
 export type { OrderRecord };
 export { toOrder } from '../db/orders-store.js';
 export type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 export type { ReleaseInput, ReleaseResult } from './release-order.js';
+export type { PayOrderInput, PayOrderResult } from './pay-order.js';
+export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
+export type { PaymentView };
 
 export type OrdersDeps = {
   db: Db;
@@ -39,6 +46,7 @@ export function createOrders(deps: OrdersDeps) {
   const onOutboxWritten = deps.onOutboxWritten ?? (() => {});
   const place = createPlaceOrder({ ...deps, onOutboxWritten });
   const release = createReleaseReservation({ ...deps, onOutboxWritten });
+  const pay = createPayOrder({ ...deps, onOutboxWritten });
   /** One of the caller's orders; null when unknown, another client's, or (public key) without its token. */
   const getOrder = async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, id: string, token?: string | null): Promise<OrderRecord | null> => {
     if (!isUuid(id)) return null;
@@ -65,6 +73,16 @@ export function createOrders(deps: OrdersDeps) {
       return release(caller, input);
     },
     getOrder,
+    /** payOrder; a public key must present the order's token (without it: NOT_FOUND, nothing changes). */
+    payOrder: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PayOrderInput) => {
+      if (caller.role === 'public' && isUuid(input.orderId) && !(await getOrder(caller, input.orderId, input.token)))
+        return { ok: false as const, order: null, errors: [refuse('NOT_FOUND', 'no such order', ['orderId'])] };
+      return pay(caller, input);
+    },
+    confirmOrder: createConfirmOrder({ ...deps, onOutboxWritten }),
+    /** The latest payment attempt of one of the caller's orders (Order.payment); null: none. */
+    getPayment: (caller: { clientId: string; role?: string }, orderId: string): Promise<PaymentView | null> =>
+      latestPayment(deps.db, caller.role === 'admin' ? null : caller.clientId, orderId),
   };
 }
 export type Orders = ReturnType<typeof createOrders>;

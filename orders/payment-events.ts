@@ -5,11 +5,15 @@ import type { Metrics } from '../common/metrics.js';
 import { isUuid } from './rules.js';
 
 /** The payment results that moved an order (and wrote its outbox rows); the others changed nothing. */
-export const isTransition = (kind: string) => kind === 'confirmed' || kind === 'rejected' || kind === 'expired';
+export const isTransition = (kind: string) =>
+  kind === 'confirmed' || kind === 'rejected' || kind === 'expired' || kind === 'cancelled' || kind === 'declined_held' || kind === 'held';
 
-/** The SKUs whose availability a payment result changed: a decline or an expiry puts the held units back. */
+/**
+ * The SKUs whose availability a payment result may have changed: a decline, an expiry or a cancel puts the held units
+ * back; a confirmation of an expired order re-claims them (an extra notice for an unchanged SKU is harmless).
+ */
 export const unitsWentBack = (r: { kind: string; order?: { lines: { sku: string }[] } | null }) =>
-  r.kind === 'rejected' || r.kind === 'expired' ? r.order?.lines.map((l) => l.sku) : undefined;
+  r.kind === 'rejected' || r.kind === 'expired' || r.kind === 'cancelled' || r.kind === 'confirmed' ? r.order?.lines.map((l) => l.sku) : undefined;
 
 export type WebhookAnswer = { status: 200 | 400 | 404; body: { received: boolean; result?: string; error?: string } };
 
@@ -39,7 +43,10 @@ export async function handlePaymentWebhook(
     deps.metrics.paymentWebhooks.inc({ result: 'ignored' });
     return { status: 200, body: { received: true, result: 'ignored' } };
   }
-  const r = await applyPaymentEvent(deps.db, `payments:${provider}`, event.id, event.orderId, event.outcome, event.providerRef ?? null, event.reason ?? null);
+  const outcome = event.outcome === 'canceled' ? 'cancelled' : event.outcome; // the processor confirms a cancel
+  const r = await applyPaymentEvent(
+    deps.db, `payments:${provider}`, event.id, event.orderId, outcome, event.providerRef ?? null, event.reason ?? null, event.paymentKey ?? null, event.nextAction ?? null,
+  );
   deps.metrics.paymentWebhooks.inc({ result: r.kind === 'duplicate' ? 'duplicate' : 'applied' });
   if (r.kind === 'compensate') deps.metrics.paymentCompensations.inc({ event: 'recorded' });
   if (isTransition(r.kind)) await deps.onOutboxWritten?.(unitsWentBack(r)); // the transition wrote outbox rows

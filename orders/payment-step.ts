@@ -9,12 +9,55 @@ export type PaymentSettings = {
   deadlineSeconds: number;
   /** a key PROCESSING for longer than this belongs to a dead request: retries replay the order instead of waiting */
   recoverySeconds: number;
+  /** PAYMENT_MAX_PENDING_SECONDS: an attempt still undecided after this is cancelled at the processor, then released (default 3600) */
+  maxPendingSeconds?: number;
+  /** PAYMENT_ACTION_TIMEOUT_SECONDS: the same bound while the shopper is asked to act (3-D Secure; default 900) */
+  actionTimeoutSeconds?: number;
+  /** PAYMENT_CAPTURE: `on_confirm` (default) captures every confirmed payment; `manual` waits for an admin captureOrder */
+  capture?: 'on_confirm' | 'manual';
   /** test-only fault injection: sleep between the hold and the authorization */
   pauseBeforeAuthorizeMs?: number;
 };
 export type PaymentDeps = { db: Db; metrics: Metrics; processor: Processor; settings: PaymentSettings };
 
+export const DEFAULT_MAX_PENDING_SECONDS = 3600;
+export const DEFAULT_ACTION_TIMEOUT_SECONDS = 900;
+
+/** The bounds every new attempt is stored with. */
+export const attemptBounds = (s: PaymentSettings): store.AttemptBounds => ({
+  deadlineSeconds: s.deadlineSeconds,
+  maxPendingSeconds: s.maxPendingSeconds ?? DEFAULT_MAX_PENDING_SECONDS,
+  actionTimeoutSeconds: s.actionTimeoutSeconds ?? DEFAULT_ACTION_TIMEOUT_SECONDS,
+});
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Authorizes one attempt OUTSIDE any transaction (its row is already AWAITING_PAYMENT + PENDING), then records the
+ * outcome with `finish` (one short transaction, guarded). A fault keeps the hold (unknown) and is rethrown.
+ */
+export async function authorizeAttempt(
+  deps: PaymentDeps,
+  req: { orderId: string; key: string; amount: number; currency: string; token: string },
+  finish: (r: AuthorizeResult) => Promise<store.OutcomeRow>,
+): Promise<store.OutcomeRow> {
+  const { metrics, processor, settings } = deps;
+  if (settings.pauseBeforeAuthorizeMs) await sleep(settings.pauseBeforeAuthorizeMs);
+  let result: AuthorizeResult;
+  try {
+    result = await processor.authorize(req);
+  } catch (err) {
+    // A fault (e.g. an idempotency conflict): the outcome is unknown, so the hold stays for the reconciler; then surface it.
+    metrics.paymentAuthorizations.inc({ outcome: 'fault' });
+    await finish({ outcome: 'unknown', reason: 'processor_fault' });
+    throw err;
+  }
+  metrics.paymentAuthorizations.inc({ outcome: result.outcome });
+  if (result.outcome === 'unknown') metrics.paymentUnknownOutcomes.inc({ reason: result.reason ?? 'unknown' });
+  const done = await finish(result);
+  if (done.kind === 'compensate') metrics.paymentCompensations.inc({ event: 'recorded' });
+  return done;
+}
 
 /**
  * docs/architecture.md "The life of an order" step 3, after the hold committed (place_order left the key row PROCESSING):
@@ -30,23 +73,11 @@ export async function payForOrder(
   key: store.KeyRef,
   token: string,
 ): Promise<OrderRecord> {
-  const { db, metrics, processor, settings } = deps;
-  const begun = await store.beginPayment(db, order.id, key, processor.name, settings.deadlineSeconds);
+  const { db, processor, settings } = deps;
+  const begun = await store.beginPayment(db, order.id, key, processor.name, attemptBounds(settings), token);
   if (begun.kind === 'not_held') return begun.order;
-  if (settings.pauseBeforeAuthorizeMs) await sleep(settings.pauseBeforeAuthorizeMs);
-
-  let result: AuthorizeResult;
-  try {
-    result = await processor.authorize({ orderId: order.id, amount: order.totalAmount, currency: order.currency, token });
-  } catch (err) {
-    // A fault (e.g. an idempotency conflict): the outcome is unknown, so the hold stays for the reconciler; then surface it.
-    metrics.paymentAuthorizations.inc({ outcome: 'fault' });
-    await store.completePayment(db, order.id, key, 'unknown', null, 'processor_fault');
-    throw err;
-  }
-  metrics.paymentAuthorizations.inc({ outcome: result.outcome });
-  if (result.outcome === 'unknown') metrics.paymentUnknownOutcomes.inc({ reason: result.reason ?? 'unknown' });
-  const done = await store.completePayment(db, order.id, key, result.outcome, result.providerRef ?? null, result.reason ?? null);
-  if (done.kind === 'compensate') metrics.paymentCompensations.inc({ event: 'recorded' });
+  const done = await authorizeAttempt(deps, { orderId: order.id, key: order.id, amount: order.totalAmount, currency: order.currency, token }, (r) =>
+    store.completePayment(db, order.id, key, r.outcome, r.providerRef ?? null, r.reason ?? null, r.nextAction ?? null),
+  );
   return done.order ?? begun.order;
 }

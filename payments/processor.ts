@@ -1,6 +1,10 @@
 /** What a processor answered to an authorization. `unknown` (timeout, network error, 5xx) is never a "no". */
-export type AuthorizeOutcome = 'approved' | 'declined' | 'unknown';
-export type AuthorizeResult = { outcome: AuthorizeOutcome; providerRef?: string; reason?: string };
+export type AuthorizeOutcome = 'approved' | 'declined' | 'unknown' | 'action_required';
+/** The processor needs the shopper (3-D Secure, a redirect) before it can decide. */
+export type NextAction = { type: string; clientSecret: string | null; redirectUrl: string | null };
+export type AuthorizeResult = { outcome: AuthorizeOutcome; providerRef?: string; reason?: string; nextAction?: NextAction };
+/** What a cancel of a payment still undecided ended as: only `canceled` lets a hold go (a success that won the race confirms). */
+export type CancelResult = 'canceled' | 'succeeded' | 'failed';
 /** The inquiry answer used by the reconciler. */
 export type LookupStatus = 'succeeded' | 'failed' | 'pending' | 'not_found';
 
@@ -9,12 +13,16 @@ export type PaymentEvent = {
   id: string;
   type: string;
   orderId: string | null;
-  outcome: 'approved' | 'declined' | null;
+  outcome: 'approved' | 'declined' | 'action_required' | 'canceled' | null;
+  /** the attempt's processor key (absent: the order's latest attempt) */
+  paymentKey?: string;
   providerRef?: string;
   reason?: string;
+  nextAction?: NextAction;
 };
 
-export type AuthorizeRequest = { orderId: string; amount: number; currency: string; token: string };
+/** `key`: the attempt's idempotency key at the processor (absent: the order id, attempt 1). */
+export type AuthorizeRequest = { orderId: string; key?: string; amount: number; currency: string; token: string };
 
 /**
  * A payment processor. The order id is the processor-side idempotency key: authorizing the same order twice
@@ -23,9 +31,14 @@ export type AuthorizeRequest = { orderId: string; amount: number; currency: stri
 export interface Processor {
   readonly name: string;
   authorize(req: AuthorizeRequest): Promise<AuthorizeResult>;
-  lookup(orderId: string): Promise<LookupStatus>;
-  /** Gives the money of this order back (cancel an authorization / refund). Idempotent at the processor. */
-  void(orderId: string): Promise<void>;
+  /** The attempt with this key (the order id for attempt 1); `providerRef`: its payment id, when known (found by identity). */
+  lookup(key: string, providerRef?: string | null): Promise<LookupStatus>;
+  /** Gives the money of this attempt back (cancel an authorization, refund a capture). Idempotent at the processor. */
+  void(key: string, providerRef?: string | null): Promise<void>;
+  /** Cancels an attempt still undecided (pending, waiting for the shopper); answers what it ended as. Idempotent. */
+  cancel(key: string, providerRef?: string | null): Promise<CancelResult>;
+  /** Captures an approved authorization (collects the money). Idempotent: a second capture changes nothing. */
+  capture(key: string, providerRef?: string | null): Promise<void>;
   /** Verifies signature and timestamp; throws WebhookSignatureError when the request is not authentic. */
   verifyWebhook(rawBody: string, headers: Headers): Promise<PaymentEvent>;
 }

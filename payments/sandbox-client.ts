@@ -1,4 +1,4 @@
-import type { AuthorizeRequest, AuthorizeResult, LookupStatus, PaymentEvent, Processor } from './processor.js';
+import type { AuthorizeRequest, AuthorizeResult, CancelResult, LookupStatus, NextAction, PaymentEvent, Processor } from './processor.js';
 import { ProcessorFault, WebhookSignatureError } from './processor.js';
 import { SIGNATURE_HEADER, verifySignature } from './webhook-signature.js';
 
@@ -39,42 +39,70 @@ export function sandboxProcessor(opts: SandboxClientOptions): Processor {
       }
       if (res.status >= 500) return { outcome: 'unknown', reason: `http_${res.status}` };
       if (res.status !== 200) throw new ProcessorFault(`sandbox refused the authorization request: HTTP ${res.status}`);
-      const body = (await res.json()) as { outcome: string; providerRef?: string; reason?: string };
+      const body = (await res.json()) as { outcome: string; providerRef?: string; reason?: string; nextAction?: NextAction };
       if (body.outcome === 'approved') return { outcome: 'approved', providerRef: body.providerRef };
+      if (body.outcome === 'action_required' && body.nextAction)
+        return { outcome: 'action_required', providerRef: body.providerRef, nextAction: toNextAction(body.nextAction) };
       if (body.outcome === 'declined') return { outcome: 'declined', providerRef: body.providerRef, reason: body.reason };
       return { outcome: 'unknown', reason: 'unexpected_answer' };
     },
 
-    async lookup(orderId: string): Promise<LookupStatus> {
-      const res = await call(`/v1/payments/${encodeURIComponent(orderId)}`);
+    async lookup(key: string): Promise<LookupStatus> {
+      const res = await call(`/v1/payments/${encodeURIComponent(key)}`);
       if (res.status !== 200) throw new Error(`sandbox lookup failed: HTTP ${res.status}`); // the reconciler retries later
       const { status } = (await res.json()) as { status: LookupStatus };
       return status;
     },
 
-    async void(orderId: string): Promise<void> {
-      const res = await call(`/v1/payments/${encodeURIComponent(orderId)}/void`, { method: 'POST', body: '{}' });
+    async void(key: string): Promise<void> {
+      const res = await call(`/v1/payments/${encodeURIComponent(key)}/void`, { method: 'POST', body: '{}' });
       if (res.status !== 200) throw new Error(`sandbox void failed: HTTP ${res.status}`);
+    },
+
+    async cancel(key: string): Promise<CancelResult> {
+      const res = await call(`/v1/payments/${encodeURIComponent(key)}/cancel`, { method: 'POST', body: '{}' });
+      if (res.status !== 200) throw new Error(`sandbox cancel failed: HTTP ${res.status}`); // not confirmed: the hold stays
+      const { status } = (await res.json()) as { status: string };
+      if (status === 'canceled' || status === 'succeeded' || status === 'failed') return status;
+      throw new Error(`sandbox cancel answered ${status}`);
+    },
+
+    async capture(key: string): Promise<void> {
+      const res = await call(`/v1/payments/${encodeURIComponent(key)}/capture`, { method: 'POST', body: '{}' });
+      if (res.status !== 200) throw new Error(`sandbox capture failed: HTTP ${res.status}`); // retried by the capture step
     },
 
     async verifyWebhook(rawBody: string, headers: Headers): Promise<PaymentEvent> {
       verifySignature(rawBody, headers.get(SIGNATURE_HEADER), opts.webhookSecret, opts.webhookToleranceSeconds ?? 300);
-      let e: { id?: unknown; type?: unknown; orderId?: unknown; providerRef?: unknown; reason?: unknown };
+      let e: { id?: unknown; type?: unknown; orderId?: unknown; paymentKey?: unknown; providerRef?: unknown; reason?: unknown; nextAction?: unknown };
       try {
         e = JSON.parse(rawBody);
       } catch {
         throw new WebhookSignatureError('signed body is not JSON');
       }
       if (typeof e.id !== 'string' || typeof e.type !== 'string') throw new WebhookSignatureError('signed body is not an event');
-      const outcome = e.type === 'payment.succeeded' ? 'approved' : e.type === 'payment.failed' ? 'declined' : null;
+      const outcome =
+        e.type === 'payment.succeeded' ? 'approved'
+        : e.type === 'payment.failed' ? 'declined'
+        : e.type === 'payment.requires_action' ? 'action_required'
+        : e.type === 'payment.canceled' ? 'canceled'
+        : null;
       return {
         id: e.id,
         type: e.type,
         orderId: typeof e.orderId === 'string' ? e.orderId : null,
         outcome,
+        paymentKey: typeof e.paymentKey === 'string' ? e.paymentKey : undefined,
+        nextAction: e.nextAction && typeof e.nextAction === 'object' ? toNextAction(e.nextAction as NextAction) : undefined,
         providerRef: typeof e.providerRef === 'string' ? e.providerRef : undefined,
         reason: typeof e.reason === 'string' ? e.reason : undefined,
       };
     },
   };
 }
+
+const toNextAction = (n: Partial<NextAction>): NextAction => ({
+  type: String(n.type ?? 'three_d_secure'),
+  clientSecret: typeof n.clientSecret === 'string' ? n.clientSecret : null,
+  redirectUrl: typeof n.redirectUrl === 'string' ? n.redirectUrl : null,
+});

@@ -15,6 +15,11 @@ export async function product(ctx: Context, sku: string): Promise<Product | null
   return p ?? null;
 }
 
+/** A product's bundle components (one indexed read per product asked); null for a plain product. */
+export async function components(ctx: Context, sku: string) {
+  return (await ctx.catalog.components([sku])).get(sku) ?? null;
+}
+
 export async function products(ctx: Context, skus: string[]): Promise<(Product | null)[]> {
   if (skus.length > ctx.catalog.maxSkusPerQuery) {
     throw createGraphQLError(`products takes at most ${ctx.catalog.maxSkusPerQuery} SKUs`, {

@@ -1,7 +1,7 @@
 // Thin: GraphQL arguments -> one call into the order domain -> payload. Argument types come from the schema's Pothos
 // inputs, checked against the domain's input types where schema/order.ts calls these.
 import type { Context } from './context.js';
-import type { OrderRecord, PlaceOrderInput, ReleaseInput } from '../orders/orders.js';
+import type { ConfirmOrderInput, OrderRecord, PayOrderInput, PaymentView, PlaceOrderInput, ReleaseInput } from '../orders/orders.js';
 import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 import { buyerOf } from '../orders/buyer.js';
@@ -21,4 +21,21 @@ export async function releaseReservation(ctx: Context, input: ReleaseInput & { t
   requireRole(ctx, 'storefront', 'partner', 'public');
   const r = await ctx.orders.releaseReservation(ctx.caller, input);
   return { order: r.order, userErrors: userErrorsOf(r) };
+}
+
+export async function payOrder(ctx: Context, input: PayOrderInput) {
+  requireRole(ctx, 'storefront', 'partner', 'public'); // a public key with the order's token
+  const r = await ctx.orders.payOrder(ctx.caller, input);
+  const payment = r.order?.status === 'AWAITING_PAYMENT' ? await ctx.orders.getPayment(ctx.caller, r.order.id) : null;
+  return { order: r.order, nextAction: payment?.state === 'ACTION_REQUIRED' ? payment.nextAction : null, userErrors: userErrorsOf(r) };
+}
+
+export async function confirmOrder(ctx: Context, input: ConfirmOrderInput) {
+  requireRole(ctx, 'storefront', 'admin');
+  const r = await ctx.orders.confirmOrder(ctx.caller, input);
+  return { order: r.order, replayed: r.ok ? r.replayed : false, userErrors: userErrorsOf(r) };
+}
+
+export async function payment(ctx: Context, orderId: string): Promise<PaymentView | null> {
+  return ctx.orders.getPayment(ctx.caller, orderId);
 }

@@ -1,7 +1,7 @@
 // The Order type, its inputs and payloads, and the root fields that return them.
 import { builder } from './builder.js';
 import { Money, UserError } from './common.js';
-import type { OrderRecord } from '../orders/orders.js';
+import type { OrderRecord, PaymentView } from '../orders/orders.js';
 import { rejectionOf } from '../orders/errors.js';
 import { toUserError } from '../resolvers/user-errors.js';
 import * as r from '../resolvers/orders.js';
@@ -37,6 +37,38 @@ const Reservation = builder.objectRef<NonNullable<OrderRecord['reservation']>>('
   }),
 });
 
+const PaymentState = builder.enumType('PaymentState', {
+  description: "Where the order's latest payment attempt is (docs/payments.md).",
+  values: {
+    PENDING: { description: 'Sent to the processor; no answer yet.' },
+    UNKNOWN: { description: 'The processor did not answer in time; the reconciler asks it by identity.' },
+    ACTION_REQUIRED: { description: 'The processor needs the shopper (3-D Secure, a redirect): see nextAction.' },
+    AUTHORIZED: { description: 'Approved; the money is held (captured once `captured` is true).' },
+    DECLINED: { description: 'Declined by the processor.' },
+    NOT_FOUND: { description: 'The processor has no such payment after the deadline.' },
+    CANCELLED: { description: 'Cancelled at the processor (not completed in time).' },
+    EXTERNAL: { description: 'Taken outside lastunit and reported with confirmOrder.' },
+  } as const,
+});
+const NextAction = builder.objectRef<NonNullable<PaymentView['nextAction']>>('NextAction').implement({
+  description: 'What the shopper must do for the processor before it decides: run 3-D Secure with the client secret, or follow the redirect.',
+  fields: (t) => ({
+    type: t.exposeString('type', { description: 'The processor\'s kind of action, e.g. three_d_secure or use_stripe_sdk.' }),
+    clientSecret: t.exposeString('clientSecret', { nullable: true, description: 'For the processor\'s client library (Stripe.js handleNextAction).' }),
+    redirectUrl: t.exposeString('redirectUrl', { nullable: true, description: 'Where to send the shopper, when the action is a redirect.' }),
+  }),
+});
+const Payment = builder.objectRef<PaymentView>('Payment').implement({
+  description: "The order's latest payment attempt.",
+  fields: (t) => ({
+    state: t.field({ type: PaymentState, resolve: (p) => p.state }),
+    provider: t.exposeString('provider', { description: 'The processor, or "external" for confirmOrder.' }),
+    reference: t.exposeString('reference', { nullable: true, description: "The processor's payment id (or the reference given to confirmOrder), once known." }),
+    nextAction: t.field({ type: NextAction, nullable: true, description: 'Set while state is ACTION_REQUIRED.', resolve: (p) => (p.state === 'ACTION_REQUIRED' ? p.nextAction : null) }),
+    captured: t.boolean({ description: 'The money was collected (PAYMENT_CAPTURE).', resolve: (p) => p.captureState === 'CAPTURED' }),
+  }),
+});
+
 export const Order = builder.objectRef<OrderRecord>('Order').implement({
   description: 'An order, visible only to the API client that placed it.',
   fields: (t) => ({
@@ -46,6 +78,7 @@ export const Order = builder.objectRef<OrderRecord>('Order').implement({
     lines: t.field({ type: [OrderLine], resolve: (o) => o.lines.map((l) => ({ ...l, currency: o.currency })) }),
     total: t.field({ type: Money, resolve: (o) => ({ amount: o.totalAmount, currencyCode: o.currency }) }),
     reservation: t.field({ type: Reservation, nullable: true, resolve: (o) => o.reservation }),
+    payment: t.field({ type: Payment, nullable: true, description: 'The latest payment attempt; null when none was made.', resolve: (o, _a, ctx) => r.payment(ctx, o.id) }),
     rejection: t.field({ type: UserError, nullable: true, description: 'Why the order was rejected.', resolve: (o) => { const e = rejectionOf(o); return e && toUserError(e); } }),
     createdAt: t.field({ type: 'DateTime', resolve: (o) => o.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (o) => o.updatedAt }),
@@ -125,7 +158,49 @@ const ReleaseReservationPayload = builder.objectRef<Awaited<ReturnType<typeof r.
   }),
 });
 
+const PayOrderInput = builder.inputType('PayOrderInput', {
+  fields: (t) => ({
+    orderId: t.id({ required: true }),
+    token: t.string({ required: false, description: "The order's secret token (needed with a public key)." }),
+    payment: t.field({ type: PaymentInput, required: true }),
+  }),
+});
+const PayOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.payOrder>>>('PayOrderPayload').implement({
+  fields: (t) => ({
+    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+    nextAction: t.field({ type: NextAction, nullable: true, description: 'Set when the processor needs the shopper (3-D Secure, redirect).', resolve: (p) => p.nextAction }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+  }),
+});
+const ConfirmOrderInput = builder.inputType('ConfirmOrderInput', {
+  fields: (t) => ({
+    orderId: t.id({ required: true }),
+    paymentReference: t.string({ required: true, description: 'Your processor\'s id of the payment you took (1-255 characters); the call is idempotent on (orderId, paymentReference).' }),
+  }),
+});
+const ConfirmOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.confirmOrder>>>('ConfirmOrderPayload').implement({
+  fields: (t) => ({
+    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+    replayed: t.exposeBoolean('replayed', { description: 'True when this order was already confirmed with this reference.' }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+  }),
+});
+
 builder.mutationFields((t) => ({
+  payOrder: t.field({
+    type: PayOrderPayload,
+    description:
+      'Pay for a RESERVED order while its hold lasts: HELD -> AWAITING_PAYMENT -> SOLD. A call while another runs is PAYMENT_IN_FLIGHT (never a second authorization); a decline keeps the hold (try another card); an ended hold is RESERVATION_EXPIRED.',
+    args: { input: t.arg({ type: PayOrderInput, required: true }) },
+    resolve: (_root, { input }, ctx) => r.payOrder(ctx, input),
+  }),
+  confirmOrder: t.field({
+    type: ConfirmOrderPayload,
+    description:
+      'Confirm a held order paid outside lastunit (RESERVED -> CONFIRMED, the reference stored). An ended hold is re-claimed if its units are still there; otherwise RESERVATION_EXPIRED and you must refund.',
+    args: { input: t.arg({ type: ConfirmOrderInput, required: true }) },
+    resolve: (_root, { input }, ctx) => r.confirmOrder(ctx, input),
+  }),
   placeOrder: t.field({
     type: PlaceOrderPayload,
     description: 'Claim units for an order, all lines or none. Idempotent by (client, customerId, idempotencyKey).',

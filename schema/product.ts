@@ -19,6 +19,14 @@ export const Availability = builder.objectRef<AvailabilityShape>('Availability')
   }),
 });
 
+const BundleComponent = builder.objectRef<{ sku: string; quantity: number }>('BundleComponent').implement({
+  description: 'One product in a bundle, and how many of it one bundle takes.',
+  fields: (t) => ({ sku: t.exposeString('sku'), quantity: t.exposeInt('quantity') }),
+});
+const BundleComponentInput = builder.inputType('BundleComponentInput', {
+  fields: (t) => ({ sku: t.string({ required: true }), quantity: t.int({ required: true, description: '1-1000 units of it per bundle.' }) }),
+});
+
 export const Product = builder.objectRef<ProductShape>('Product').implement({
   description: 'Something for sale, with its price and live availability.',
   fields: (t) => ({
@@ -26,6 +34,12 @@ export const Product = builder.objectRef<ProductShape>('Product').implement({
     name: t.exposeString('name', { description: 'Display name.' }),
     price: t.field({ type: Money, description: 'Unit price.', resolve: (p) => ({ amount: p.priceAmount, currencyCode: p.currency }) }),
     availability: t.field({ type: Availability, description: 'Live stock figures.', resolve: (p) => p.availability }),
+    components: t.field({
+      type: [BundleComponent],
+      nullable: true,
+      description: 'A bundle: the products it is made of (its availability is the minimum over them); null for a plain product.',
+      resolve: (p, _args, ctx) => r.components(ctx, p.sku),
+    }),
   }),
 });
 
@@ -55,6 +69,11 @@ const CreateProductInput = builder.inputType('CreateProductInput', {
     currencyCode: t.string({ required: true, description: 'ISO 4217, e.g. USD.' }),
     initialStock: t.int({ required: false, description: 'Units available at once (default 0).' }),
     purchaseLimit: t.int({ required: false, description: 'The most units one customer may hold or buy (see Product.purchaseLimit); absent: no limit.' }),
+    components: t.field({
+      type: [BundleComponentInput],
+      required: false,
+      description: 'Makes the product a bundle of these existing products: claiming it claims every component in one transaction. No initialStock.',
+    }),
   }),
 });
 const CreateProductPayload = builder.objectRef<Awaited<ReturnType<typeof r.createProduct>>>('CreateProductPayload').implement({

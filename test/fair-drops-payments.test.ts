@@ -64,7 +64,7 @@ describe('fair-drop counters and payments', () => {
     const o = await buy('buyer-lost', 'FDP-LOST', 'tok_timeout_approve');
     expect(o.status).toBe('AWAITING_PAYMENT');
     expect(await counts('FDP-LOST', 'buyer-lost')).toEqual({ units: 1, holds: 1 });
-    await t.pastDeadline(o.id!);
+    await t.pastDeadline(o.id!, { pastRepeatWindow: true });
     const blind: Processor = { ...t.processor(), lookup: async () => 'not_found' };
     expect((await t.reconcile(blind)).expired).toBe(1);
     expect((await t.order(o.id!)).status).toBe('EXPIRED');

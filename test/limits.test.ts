@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { KEYS, startTestApp } from './support/app.js';
 import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
 import { redisRateLimitStore } from '../node/rate-limit-redis.js';
+import { uniquePrefix } from './support/redis.js';
 
 // Default limits except depth: the schema has no cycles, so no query can reach the default depth of 8; 4 shows the rule.
 const t = await startTestApp({ limits: { maxDepth: 4 } });
@@ -122,6 +123,21 @@ describe('the per-key rate limit', () => {
       // a window of its own: a fresh prefix per run through the clock
       const base = Date.now() + Math.floor(Math.random() * 1e9) * 60_000;
       await exercise(redisRateLimitStore(redis, () => base));
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it.skipIf(!process.env.REDIS_URL)('counts apart under each REDIS_KEY_PREFIX (deployments sharing one Redis)', async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      const hour = 3_600_000;
+      const start = Math.floor(Date.now() / hour) * hour;
+      const now = () => start; // one window for all three hits
+      const [a, b] = [uniquePrefix('rla'), uniquePrefix('rlb')].map((prefix) => redisRateLimitStore(redis, now, prefix));
+      expect((await a!.hit('rl:shop', hour)).count).toBe(1);
+      expect((await a!.hit('rl:shop', hour)).count).toBe(2);
+      expect((await b!.hit('rl:shop', hour)).count).toBe(1);
     } finally {
       await redis.quit();
     }

@@ -80,6 +80,17 @@ describe('a public key', () => {
     expect(await available()).toBe(before + 1);
   });
 
+  it('pays for an order (payOrder) only with its token; without it nothing is authorized', async () => {
+    const placed = await place('tok-pay');
+    const pay = (token: string | null) =>
+      gql(`mutation($i: PayOrderInput!) { payOrder(input: $i) { order { ${ORDER} payment { state } } userErrors { code } } }`,
+        { i: { orderId: placed.order.id, token, payment: { provider: 'sandbox', token: 'tok_approve' } } }, KEY.web).then((r) => r.body.data.payOrder);
+    expect(await pay(null)).toEqual({ order: null, userErrors: [{ code: 'NOT_FOUND' }] });
+    expect(await pay('ot_not_the_token')).toEqual({ order: null, userErrors: [{ code: 'NOT_FOUND' }] });
+    expect(await readOrder(placed.order.id, placed.orderToken)).toEqual({ id: placed.order.id, status: 'RESERVED' });
+    expect(await pay(placed.orderToken)).toEqual({ order: { id: placed.order.id, status: 'CONFIRMED', payment: { state: 'AUTHORIZED' } }, userErrors: [] });
+  });
+
   it('may not run admin operations', async () => {
     const r = await gql(`mutation { restock(input: { sku: "TOK-1", quantity: 5 }) { userErrors { code } } }`, {}, KEY.web);
     expect(r.body.errors[0].extensions.code).toBe('FORBIDDEN');

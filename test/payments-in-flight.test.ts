@@ -13,7 +13,7 @@ const t = await startPaymentsApp({
       calls.push({ op, openDbWork: tracker.open() });
       return fn(...a);
     };
-    return { ...p, authorize: seen('authorize', p.authorize), lookup: seen('lookup', p.lookup), void: seen('void', p.void) };
+    return { ...p, authorize: seen('authorize', p.authorize), lookup: seen('lookup', p.lookup), void: seen('void', p.void), cancel: seen('cancel', p.cancel), capture: seen('capture', p.capture) };
   },
 });
 t.sandbox.configure({ webhookUrl: undefined }); // nothing but the calls under test touches the database
@@ -46,18 +46,23 @@ describe('placeOrder with a payment in flight', () => {
     expect((await t.charges(first.order!.id)).requests).toBe(1);
   });
 
-  it('calls the processor (authorize, lookup, void) only while no database transaction or statement is open', async () => {
+  it('calls the processor (authorize, its repeat, lookup, cancel, void) only while no database transaction or statement is open', async () => {
     calls.length = 0;
     await t.product('FLY-TX', 3);
     await t.pay('tx-ok', 'FLY-TX', 'tok_approve');
     await t.pay('tx-no', 'FLY-TX', 'tok_decline');
     const unknown = await t.pay('tx-unk', 'FLY-TX', 'tok_timeout_approve');
     await t.pastDeadline(unknown.order!.id);
+    await t.reconcile(); // the timed-out attempt's id is unknown: the authorization is repeated with its key
+    // a payment id known, past the bound on AWAITING_PAYMENT: looked up, then cancelled at the processor
+    const slow = await t.pay('tx-slow', 'FLY-TX', 'tok_slow_60000');
+    await t.db.query(`UPDATE payments SET provider_ref = 'sbx_known' WHERE order_id = $1`, [slow.order!.id]);
+    await t.pastDeadline(slow.order!.id, { pastGiveUp: true });
     await t.reconcile();
     // a compensation to carry out: a success recorded for an order we expire by hand
     await t.db.query(`INSERT INTO compensations (order_id, provider) VALUES ($1, 'sandbox')`, [unknown.order!.id]);
     await t.compensate();
-    expect(calls.map((c) => c.op)).toEqual(['authorize', 'authorize', 'authorize', 'lookup', 'void']);
+    expect(calls.map((c) => c.op)).toEqual(['authorize', 'authorize', 'authorize', 'authorize', 'authorize', 'lookup', 'cancel', 'void']);
     for (const c of calls) expect(c).toEqual({ op: c.op, openDbWork: 0 });
   });
 });

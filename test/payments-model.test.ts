@@ -19,30 +19,41 @@ afterAll(() => tdb.drop());
 const db = tdb.db;
 const metrics = createMetrics();
 
-/** A scripted processor: outcomes by token, recorded per order like a real one (idempotent by order id), no network. */
-const charges = new Map<string, { status: LookupStatus; voids: number }>();
+/**
+ * A scripted processor: outcomes by token, recorded per payment key like a real one (idempotent by key: a repeat of an
+ * authorization answers the recorded payment and never charges again), no network.
+ */
+const charges = new Map<string, { status: LookupStatus; voids: number; charges: number }>();
 const processor: Processor = {
   name: 'model',
-  async authorize({ orderId, token }) {
-    const prior = charges.get(orderId);
-    if (prior) throw new Error(`authorized twice: ${orderId}`);
+  async authorize({ orderId, key, token }) {
+    const k = key ?? orderId;
     const ok = token.endsWith('approve');
-    charges.set(orderId, { status: ok ? 'succeeded' : 'failed', voids: 0 });
-    if (token.startsWith('timeout')) return { outcome: 'unknown', reason: 'timeout' };
-    return ok ? { outcome: 'approved', providerRef: `ref_${orderId}` } : { outcome: 'declined', reason: 'card_declined' };
+    const prior = charges.get(k);
+    if (!prior) charges.set(k, { status: ok ? 'succeeded' : 'failed', voids: 0, charges: ok ? 1 : 0 });
+    else if (!token.startsWith('timeout')) throw new Error(`authorized twice outside a repeat: ${k}`);
+    const c = charges.get(k)!;
+    if (token.startsWith('timeout') && !prior) return { outcome: 'unknown', reason: 'timeout' };
+    return c.status === 'succeeded' ? { outcome: 'approved', providerRef: `ref_${k}` } : { outcome: 'declined', reason: 'card_declined' };
   },
-  async lookup(orderId) {
-    return charges.get(orderId)?.status ?? 'not_found';
+  async lookup(key) {
+    return charges.get(key)?.status ?? 'not_found';
   },
-  async void(orderId) {
-    charges.get(orderId)!.voids++;
+  async void(key) {
+    charges.get(key)!.voids++;
   },
+  async cancel(key) {
+    const c = charges.get(key);
+    return c ? (c.status === 'succeeded' ? 'succeeded' : 'failed') : 'canceled';
+  },
+  async capture() {},
   async verifyWebhook(raw) {
     const e = JSON.parse(raw);
     return { id: e.id, type: e.type, orderId: e.orderId, outcome: e.type === 'ok' ? 'approved' : 'declined' };
   },
 };
-const blind: Processor = { ...processor, lookup: async () => 'not_found' }; // asked before the processor saw the charge
+// asked before the processor saw the charge, past the window in which a repeat of the authorization could still find it
+const blind: Processor = { ...processor, lookup: async () => 'not_found' };
 const orders = createOrders({
   db,
   metrics,
@@ -181,7 +192,7 @@ describe('payments against a model', () => {
               break;
             }
             case 'reconcile':
-              await makePaymentsDue(db, { skus: [sku] });
+              await makePaymentsDue(db, { skus: [sku], pastRepeatWindow: act.blind });
               await reconcileOnce({ db, metrics, processor: act.blind ? blind : processor });
               for (const m of model.values()) {
                 if (m.status !== 'AWAITING_PAYMENT') continue;

@@ -127,7 +127,7 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(await t.inventory('PAY-SLOW')).toEqual({ available: 0, reserved: 0, sold: 2 });
   });
 
-  it('tok_error_then_approve: a 5xx is unknown (never declined); the hold stays and the reconciler finds no charge', async () => {
+  it('tok_error_then_approve: a 5xx is unknown (never declined); the hold stays and the reconciler repeats the authorization with the same key', async () => {
     await t.product('PAY-ERR', 1);
     const r = await t.pay('err-1', 'PAY-ERR', 'tok_error_then_approve');
     const id = r.order!.id;
@@ -139,10 +139,30 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     const again = await t.pay('err-1', 'PAY-ERR', 'tok_error_then_approve');
     expect(again.order).toMatchObject({ id, status: 'AWAITING_PAYMENT' });
     expect((await t.charges(id)).requests).toBe(1);
+    // not found at the processor, but the attempt is only hours old: "not found" is not final; the reconciler repeats
+    // the authorization with the same key and method (reconcile by identity) and the processor answers it
     await t.pastDeadline(id);
+    const rec = await t.reconcile();
+    expect(rec).toMatchObject({ expired: 0, errors: 0 });
+    // the repeat's success reaches us twice (its answer, and the processor's webhook): whichever lands first confirms
+    expect(rec.confirmed + rec.lost).toBe(1);
+    await t.eventually(async () => (await t.order(id)).status === 'CONFIRMED');
+    expect(await t.order(id)).toMatchObject({ status: 'CONFIRMED', reservation: { state: 'SOLD' } });
+    expect(await t.charges(id)).toMatchObject({ requests: 2, charges: 1 });
+    const { rows: after } = await t.db.query(`SELECT state, provider_ref FROM payments WHERE order_id = $1`, [id]);
+    expect(after[0].provider_ref).toMatch(/^sbx_/); // the payment id, stored as soon as known
+  });
+
+  it('an attempt not found after the repeat window (24 h) is final: EXPIRED, the units back', async () => {
+    await t.product('PAY-ERR2', 1);
+    const r = await t.pay('err-2', 'PAY-ERR2', 'tok_error_then_approve');
+    const id = r.order!.id;
+    expect(r.order!.status).toBe('AWAITING_PAYMENT');
+    await t.pastDeadline(id, { pastRepeatWindow: true });
     expect(await t.reconcile()).toMatchObject({ expired: 1 });
     expect(await t.order(id)).toMatchObject({ status: 'EXPIRED', reservation: { state: 'EXPIRED' } });
-    expect(await t.inventory('PAY-ERR')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    expect(await t.inventory('PAY-ERR2')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    expect((await t.charges(id)).requests).toBe(1); // no repeat past the window
   });
 
   it('asks again later with backoff while the processor says pending', async () => {
@@ -194,7 +214,7 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(text).toMatch(/lastunit_payment_authorizations_total\{outcome="approved"\} [1-9]/);
     expect(text).toMatch(/lastunit_payment_authorizations_total\{outcome="declined"\} [1-9]/);
     expect(text).toMatch(/lastunit_payment_unknown_outcomes_total\{reason="timeout"\} [1-9]/);
-    expect(text).toMatch(/lastunit_payment_unknown_outcomes_total\{reason="http_500"\} 1/);
+    expect(text).toMatch(/lastunit_payment_unknown_outcomes_total\{reason="http_500"\} [1-9]/);
     expect(text).toMatch(/lastunit_payment_reconciliations_total\{result="confirmed"\} [1-9]/);
     expect(text).toMatch(/lastunit_payment_webhooks_total\{result="applied"\} [1-9]/);
   });

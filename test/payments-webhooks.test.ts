@@ -75,7 +75,7 @@ describe('payment webhooks', () => {
     await t.product('WH-LATE', 1);
     const [id] = await awaiting('WH-LATE', ['late-1']);
     const noCharge: Processor = { ...t.processor(), lookup: async () => 'not_found' }; // the processor did not see it yet
-    await t.pastDeadline(id!);
+    await t.pastDeadline(id!, { pastRepeatWindow: true }); // and no repeat of the authorization can find it any more
     expect(await t.reconcile(noCharge)).toMatchObject({ expired: 1 });
     expect(await t.inventory('WH-LATE')).toEqual({ available: 1, reserved: 0, sold: 0 });
     const first = await t.webhook(successEvent(id!, 'evt_late_1'), signPayload(successEvent(id!, 'evt_late_1'), SECRET));
@@ -105,7 +105,7 @@ describe('payment webhooks', () => {
     };
     let releases = 0;
     for (const id of ids) {
-      await t.pastDeadline(id);
+      await t.pastDeadline(id, { pastRepeatWindow: true });
       const body = successEvent(id);
       const [wh] = await Promise.all([t.webhook(body, signPayload(body, SECRET)), t.reconcile(released)]);
       const o = await t.order(id);

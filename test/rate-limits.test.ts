@@ -6,6 +6,7 @@ import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { persistedRequest } from '../kit/persisted.js';
 import { createTestDatabase } from './support/db.js';
 import { openSocket } from './support/ws-raw.js';
+import { uniquePrefix } from './support/redis.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
@@ -31,7 +32,9 @@ let defaults: ServerProcess;
 let small: ServerProcess;
 let off: ServerProcess;
 beforeAll(async () => {
-  const env = { DATABASE_URL: tdb.url, API_KEYS };
+  // with REDIS_URL the counts live in Redis for a window (an hour for `small`): a prefix of this run's own, so an earlier
+  // run (or another checkout's, on a shared Redis) has not spent these keys' budgets
+  const env = { DATABASE_URL: tdb.url, API_KEYS, REDIS_KEY_PREFIX: uniquePrefix('rl') };
   [defaults, small, off] = await Promise.all([
     spawnServer({ env }),
     // an hour's window: these tests count to a few within one window (a minute's could turn over mid-test)

@@ -33,12 +33,14 @@ DECLARE
   v_lines        jsonb;
   v_status_event bigint;
   v_hold_buyer   text := CASE WHEN coalesce(p_max_holds, 0) > 0 THEN p_buyer END;
+  v_has_bundle   boolean;  -- a line is a bundle: claim_order claims its components (091_bundles.sql)
 BEGIN
   -- Unknown SKUs, mixed currencies and totals beyond integer range are bad input: answered before anything is
   -- written. Products are never deleted and prices are copied onto the order, so this read decides nothing about stock.
   SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount::bigint * l.quantity), min(p.currency),
-         jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku)
-    INTO v_unknown, v_currencies, v_total, v_currency, v_lines
+         jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku),
+         coalesce(bool_or(p.is_bundle), false)
+    INTO v_unknown, v_currencies, v_total, v_currency, v_lines, v_has_bundle
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
     LEFT JOIN products p ON p.sku = l.sku;
   IF v_unknown IS NOT NULL THEN
@@ -95,7 +97,8 @@ BEGIN
 
   RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id, 'customerId', p_customer_id,
     'key', p_key, 'payment', p_payment, 'lines', v_lines, 'totalAmount', v_total, 'currency', v_currency,
-    'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event, 'holdBuyer', v_hold_buyer, 'maxHolds', p_max_holds);
+    'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event, 'holdBuyer', v_hold_buyer, 'maxHolds', p_max_holds,
+    'hasBundle', v_has_bundle);
 END
 $$;
 
@@ -110,6 +113,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_order_id   uuid := (p->>'orderId')::uuid;
   v_lines      jsonb := p->'lines';
+  -- the units to claim: the lines themselves, or (a bundle among them) every component, summed per SKU, in SKU order
+  v_claims     jsonb := CASE WHEN (p->>'hasBundle')::boolean THEN expand_bundle_lines(p->'lines') ELSE p->'lines' END;
   v_failed_sku text;
   v_failed_qty integer;
   v_limited    integer;  -- the purchase limit a line would exceed (I12)
@@ -123,8 +128,8 @@ BEGIN
     v_rejection := jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
       'message', format('this buyer already has %s active holds: complete, release or let one expire first', p->>'maxHolds'));
   -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
-  ELSIF jsonb_array_length(v_lines) = 1 THEN
-    SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
+  ELSIF jsonb_array_length(v_claims) = 1 THEN
+    SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(v_claims) AS l(sku text, quantity integer);
     UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
      WHERE sku = v_line.sku AND available >= v_line.quantity
     RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
@@ -142,7 +147,7 @@ BEGIN
     END IF;
   ELSE
     BEGIN  -- a subtransaction: a line that cannot be claimed rolls back the earlier claims, their events and their row locks
-      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
+      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_claims) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
         UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
          WHERE sku = v_line.sku AND available >= v_line.quantity
         RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;

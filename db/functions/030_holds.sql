@@ -19,9 +19,12 @@ BEGIN
     UPDATE reservations SET state = p_to, released_reason = p_reason, updated_at = now()
      WHERE order_id = ANY (p_order_ids) AND state = p_from
     RETURNING order_id, sku, quantity),
-  per_sku AS (SELECT sku, sum(quantity)::integer AS q FROM moved GROUP BY sku)
+  -- a bundle's reservation holds its components' units (091_bundles.sql): they are what moves
+  units AS (SELECT m.order_id, coalesce(b.component_sku, m.sku) AS sku, (m.quantity * coalesce(b.quantity, 1))::integer AS quantity
+              FROM moved m LEFT JOIN bundle_components b ON b.bundle_sku = m.sku),
+  per_sku AS (SELECT sku, sum(quantity)::integer AS q FROM units GROUP BY sku)
   SELECT (SELECT array_agg(sku ORDER BY sku) FROM per_sku), (SELECT array_agg(q ORDER BY sku) FROM per_sku),
-         (SELECT jsonb_agg(jsonb_build_object('o', order_id, 's', sku, 'q', quantity)) FROM moved)
+         (SELECT jsonb_agg(jsonb_build_object('o', order_id, 's', sku, 'q', quantity)) FROM units)
     INTO v_skus, v_qtys, v_moved;
   -- I2: the same units leave reserved and enter sold or available, in this transaction.
   FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP

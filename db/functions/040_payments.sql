@@ -21,9 +21,13 @@ LANGUAGE sql AS $$
   SELECT coalesce(array_length(move_reserved_units(ARRAY[p_order_id], 'AWAITING_PAYMENT', p_state, p_reason), 1), 0)
 $$;
 -- The step between the hold and the authorization (one short transaction): HELD -> AWAITING_PAYMENT only while the
--- hold is still live, with a payment deadline and a PENDING payment row. Returns {kind: awaiting | not_held, order}.
+-- hold is still live, with a payment deadline and a PENDING payment row (attempt 1, processor key = the order id,
+-- stored with the payment method so a timed-out authorization can be repeated by identity). p_max_pending_seconds /
+-- p_action_timeout_seconds bound the AWAITING_PAYMENT state (080_checkout.sql). Returns {kind: awaiting | not_held, order}.
+DROP FUNCTION IF EXISTS begin_payment(uuid, text, text, text, text, integer);
 CREATE OR REPLACE FUNCTION begin_payment(
-  p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_provider text, p_deadline_seconds integer
+  p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_provider text, p_deadline_seconds integer,
+  p_token text DEFAULT NULL, p_max_pending_seconds integer DEFAULT 3600, p_action_timeout_seconds integer DEFAULT 900
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -47,34 +51,70 @@ BEGIN
     RETURN jsonb_build_object('kind', 'not_held', 'order', order_json(p_order_id));
   END IF;
   UPDATE orders SET status = 'AWAITING_PAYMENT', updated_at = now() WHERE id = p_order_id;
-  INSERT INTO payments (order_id, attempt, provider, state, amount, currency, deadline_at, next_check_at)
-  SELECT id, 1, p_provider, 'PENDING', total_amount, currency, v_deadline, v_deadline FROM orders WHERE id = p_order_id;
+  INSERT INTO payments (order_id, attempt, provider, state, amount, currency, deadline_at, next_check_at, idem_key, token,
+                        on_decline, give_up_at, action_give_up_at)
+  SELECT id, 1, p_provider, 'PENDING', total_amount, currency, v_deadline, v_deadline, p_order_id::text, p_token, 'REJECT',
+         now() + make_interval(secs => p_max_pending_seconds), now() + make_interval(secs => p_action_timeout_seconds)
+    FROM orders WHERE id = p_order_id;
   PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9 (available did not change: the units were already held)
   PERFORM finish_key(p_order_id, p_client_id, p_customer_id, p_key, false);  -- still in flight: retries get IN_PROGRESS
   RETURN jsonb_build_object('kind', 'awaiting', 'order', order_json(p_order_id));
 END
 $$;
 
--- Applies a payment outcome to an order by guarded transitions (I6, I7). Used by placeOrder, webhooks and the reconciler.
--- p_outcome: approved | declined | unknown | not_found.
--- Returns {kind: confirmed | rejected | expired | unknown | compensate | noop, order}.
-CREATE OR REPLACE FUNCTION apply_payment_outcome(p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text) RETURNS jsonb
+-- Applies a payment outcome to an order by guarded transitions (I6, I7). Used by placeOrder, payOrder, webhooks and the
+-- reconciler. p_outcome: approved | declined | unknown | not_found | action_required | cancelled (the processor
+-- confirmed our cancel). p_key: the attempt's processor key (NULL: the latest attempt); only the OPEN attempt of an
+-- AWAITING_PAYMENT order moves it. A success for anything else is never dropped: a RESERVED (or expired, never
+-- paid through us) order is confirmed the same way as confirmOrder (confirm_paid_order, 080_checkout.sql), a released
+-- one records one compensation.
+-- Returns {kind: confirmed | rejected | declined_held | expired | cancelled | unknown | action_required | compensate | noop, order}.
+DROP FUNCTION IF EXISTS apply_payment_outcome(uuid, text, text, text);
+CREATE OR REPLACE FUNCTION apply_payment_outcome(
+  p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text,
+  p_key text DEFAULT NULL, p_next_action jsonb DEFAULT NULL, p_provider text DEFAULT NULL
+) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_status text;
-  v_kind   text;
-  v_comp   integer;
+  v_status  text;
+  v_kind    text;
+  v_comp    integer;
+  v_pay     payments%ROWTYPE;
+  v_latest  integer;
+  v_open    boolean;
+  v_back    text;
 BEGIN
   SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- lock order: the order row first
   IF NOT FOUND THEN
     RETURN jsonb_build_object('kind', 'noop');
   END IF;
-  IF v_status <> 'AWAITING_PAYMENT' THEN
-    -- The transition is lost. A success meeting a released order means money moved for units we gave back:
-    -- record one compensation (UNIQUE per order; a repeated webhook adds nothing).
-    IF p_outcome = 'approved' AND v_status IN ('REJECTED', 'CANCELLED', 'EXPIRED') AND EXISTS (SELECT 1 FROM payments WHERE order_id = p_order_id) THEN
-      INSERT INTO compensations (order_id, provider, provider_ref)
-      SELECT p_order_id, p.provider, coalesce(p_provider_ref, p.provider_ref) FROM payments p WHERE p.order_id = p_order_id AND p.attempt = 1
+  SELECT max(attempt) INTO v_latest FROM payments WHERE order_id = p_order_id;
+  IF p_key IS NULL THEN
+    SELECT * INTO v_pay FROM payments WHERE order_id = p_order_id AND attempt = v_latest;
+  ELSE
+    SELECT * INTO v_pay FROM payments WHERE order_id = p_order_id AND idem_key = p_key;
+  END IF;
+  v_open := v_status = 'AWAITING_PAYMENT' AND v_pay.id IS NOT NULL AND v_pay.attempt = v_latest
+            AND v_pay.state IN ('PENDING', 'UNKNOWN', 'ACTION_REQUIRED');
+
+  IF NOT v_open THEN
+    IF p_outcome <> 'approved' THEN
+      RETURN jsonb_build_object('kind', 'noop', 'order', order_json(p_order_id));
+    END IF;
+    -- A success that is not the open attempt's. A held order (or one that expired without ever being paid through
+    -- us) is confirmed with it, re-claiming its units if they went back; otherwise the money moved for units we
+    -- gave back: one compensation (UNIQUE per order; a repeated webhook adds nothing).
+    IF v_status = 'RESERVED' OR (v_status = 'EXPIRED' AND v_pay.id IS NULL) THEN
+      v_kind := confirm_paid_order(p_order_id, coalesce(p_provider, v_pay.provider), p_provider_ref,
+                                   coalesce(p_key, v_pay.idem_key, p_order_id::text), false);
+      IF v_kind = 'confirmed' THEN
+        RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(p_order_id));
+      END IF;
+    END IF;
+    IF v_status IN ('REJECTED', 'CANCELLED', 'EXPIRED') THEN
+      INSERT INTO compensations (order_id, provider, provider_ref, payment_key, reason)
+      VALUES (p_order_id, coalesce(v_pay.provider, p_provider, 'unknown'), coalesce(p_provider_ref, v_pay.provider_ref),
+              coalesce(p_key, v_pay.idem_key, p_order_id::text), 'a payment succeeded for units already given back')
       ON CONFLICT (order_id) DO NOTHING;
       GET DIAGNOSTICS v_comp = ROW_COUNT;
       RETURN jsonb_build_object('kind', CASE WHEN v_comp > 0 THEN 'compensate' ELSE 'noop' END, 'order', order_json(p_order_id));
@@ -85,27 +125,50 @@ BEGIN
   IF p_outcome = 'approved' THEN
     PERFORM settle_awaiting_units(p_order_id, 'SOLD', NULL);
     UPDATE orders SET status = 'CONFIRMED', updated_at = now() WHERE id = p_order_id;
-    UPDATE payments SET state = 'AUTHORIZED', provider_ref = coalesce(p_provider_ref, provider_ref), outcome_at = now()
-     WHERE order_id = p_order_id AND attempt = 1;
+    UPDATE payments SET state = 'AUTHORIZED', provider_ref = coalesce(p_provider_ref, provider_ref), outcome_at = now(),
+                        next_action = NULL, capture_state = 'PENDING'  -- the capture step takes it from here
+     WHERE id = v_pay.id;
     v_kind := 'confirmed';
+  ELSIF p_outcome IN ('declined', 'not_found', 'cancelled') AND v_pay.on_decline = 'HOLD' THEN
+    -- payOrder: the hold goes back to HELD (units stay held until expiresAt; the sweeper takes it after that) and the
+    -- shopper may try another card. No unit moves, so no counter moves (I12, I14: the hold is still active).
+    UPDATE reservations SET state = 'HELD', payment_deadline = NULL, updated_at = now()
+     WHERE order_id = p_order_id AND state = 'AWAITING_PAYMENT';
+    UPDATE orders SET status = 'RESERVED', updated_at = now() WHERE id = p_order_id;
+    UPDATE payments SET state = CASE p_outcome WHEN 'declined' THEN 'DECLINED' WHEN 'cancelled' THEN 'CANCELLED' ELSE 'NOT_FOUND' END,
+                        provider_ref = coalesce(p_provider_ref, provider_ref), reason = p_reason, outcome_at = now(), next_action = NULL
+     WHERE id = v_pay.id;
+    v_kind := CASE p_outcome WHEN 'declined' THEN 'declined_held' ELSE 'held' END;
   ELSIF p_outcome = 'declined' THEN
     PERFORM settle_awaiting_units(p_order_id, 'RELEASED', 'payment declined');
     UPDATE orders SET status = 'REJECTED', updated_at = now(),
            rejection = jsonb_build_object('code', 'PAYMENT_DECLINED', 'sku', NULL,
                                           'message', 'the payment was declined' || coalesce(' (' || p_reason || ')', ''))
      WHERE id = p_order_id;
-    UPDATE payments SET state = 'DECLINED', provider_ref = coalesce(p_provider_ref, provider_ref), reason = p_reason, outcome_at = now()
-     WHERE order_id = p_order_id AND attempt = 1;
+    UPDATE payments SET state = 'DECLINED', provider_ref = coalesce(p_provider_ref, provider_ref), reason = p_reason, outcome_at = now(), next_action = NULL
+     WHERE id = v_pay.id;
     v_kind := 'rejected';
-  ELSIF p_outcome = 'not_found' THEN
-    -- The reconciler asked after the deadline and the processor has no charge: nothing can succeed any more.
-    PERFORM settle_awaiting_units(p_order_id, 'EXPIRED', coalesce(p_reason, 'no payment at the processor after the deadline'));
+  ELSIF p_outcome IN ('not_found', 'cancelled') THEN
+    -- not_found: the reconciler asked after the deadline and the processor has no charge (nor can a repeat make one);
+    -- cancelled: the processor confirmed our cancel of a payment left pending too long. Nothing can succeed any more.
+    v_back := CASE p_outcome WHEN 'cancelled' THEN 'payment not completed in time (cancelled at the processor)'
+                             ELSE 'no payment at the processor after the deadline' END;
+    PERFORM settle_awaiting_units(p_order_id, 'EXPIRED', coalesce(p_reason, v_back));
     UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = p_order_id;
-    UPDATE payments SET state = 'NOT_FOUND', reason = p_reason, outcome_at = now() WHERE order_id = p_order_id AND attempt = 1;
-    v_kind := 'expired';
+    UPDATE payments SET state = CASE p_outcome WHEN 'cancelled' THEN 'CANCELLED' ELSE 'NOT_FOUND' END,
+                        reason = coalesce(p_reason, v_back), outcome_at = now(), next_action = NULL
+     WHERE id = v_pay.id;
+    v_kind := CASE p_outcome WHEN 'cancelled' THEN 'cancelled' ELSE 'expired' END;
+  ELSIF p_outcome = 'action_required' THEN
+    -- the shopper must act (3-D Secure): the hold stays (I7); past PAYMENT_ACTION_TIMEOUT_SECONDS the reconciler cancels.
+    UPDATE payments SET state = 'ACTION_REQUIRED', next_action = p_next_action, provider_ref = coalesce(p_provider_ref, provider_ref),
+                        give_up_at = least(give_up_at, action_give_up_at)
+     WHERE id = v_pay.id AND state <> 'ACTION_REQUIRED';
+    RETURN jsonb_build_object('kind', 'action_required', 'order', order_json(p_order_id));
   ELSE
     -- unknown: the hold stays (I7); the reconciler will ask after the deadline.
-    UPDATE payments SET state = 'UNKNOWN', reason = p_reason WHERE order_id = p_order_id AND attempt = 1 AND state = 'PENDING';
+    UPDATE payments SET state = 'UNKNOWN', reason = p_reason, provider_ref = coalesce(p_provider_ref, provider_ref)
+     WHERE id = v_pay.id AND state = 'PENDING';
     RETURN jsonb_build_object('kind', 'unknown', 'order', order_json(p_order_id));
   END IF;
   PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
@@ -115,7 +178,9 @@ $$;
 
 -- A webhook in one transaction: the event id and its effect commit together or not at all (I8).
 -- Returns {kind: duplicate} or the result of apply_payment_outcome.
-CREATE OR REPLACE FUNCTION apply_payment_event(p_source text, p_event_id text, p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text)
+DROP FUNCTION IF EXISTS apply_payment_event(text, text, uuid, text, text, text);
+CREATE OR REPLACE FUNCTION apply_payment_event(p_source text, p_event_id text, p_order_id uuid, p_outcome text, p_provider_ref text, p_reason text,
+                                               p_key text DEFAULT NULL, p_next_action jsonb DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -123,18 +188,20 @@ BEGIN
   IF NOT FOUND THEN
     RETURN jsonb_build_object('kind', 'duplicate');
   END IF;
-  RETURN apply_payment_outcome(p_order_id, p_outcome, p_provider_ref, p_reason);
+  RETURN apply_payment_outcome(p_order_id, p_outcome, p_provider_ref, p_reason, p_key, p_next_action, regexp_replace(p_source, '^payments:', ''));
 END
 $$;
 
 -- placeOrder's last payment step (one transaction): the outcome by guarded transition, then the key row finished,
 -- so a retry with the same key replays the current order and never authorizes again.
+DROP FUNCTION IF EXISTS complete_payment(uuid, text, text, text, text, text, text);
 CREATE OR REPLACE FUNCTION complete_payment(
-  p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_outcome text, p_provider_ref text, p_reason text
+  p_order_id uuid, p_client_id text, p_customer_id text, p_key text, p_outcome text, p_provider_ref text, p_reason text,
+  p_next_action jsonb DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_r jsonb := apply_payment_outcome(p_order_id, p_outcome, p_provider_ref, p_reason);
+  v_r jsonb := apply_payment_outcome(p_order_id, p_outcome, p_provider_ref, p_reason, p_order_id::text, p_next_action);
 BEGIN
   PERFORM finish_key(p_order_id, p_client_id, p_customer_id, p_key, true);
   RETURN v_r;

@@ -44,10 +44,14 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_n integer;
 BEGIN
-  WITH inv AS (SELECT sku, available, version FROM inventory ORDER BY sku FOR SHARE)
+  WITH inv AS (SELECT sku, available, version FROM inventory ORDER BY sku FOR SHARE),
+  fig AS (  -- a bundle's figure is derived from its components (091_bundles.sql)
+    SELECT inv.sku, CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(inv.sku) a) ELSE inv.available END AS available,
+           CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(inv.sku) a) ELSE inv.version END AS version
+      FROM inv JOIN products p ON p.sku = inv.sku)
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
-  SELECT c.id, inv.sku, listed_quantity(inv.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), inv.version, clock_timestamp()
-    FROM inv CROSS JOIN channels c WHERE c.id = p_channel
+  SELECT c.id, fig.sku, listed_quantity(fig.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), fig.version, clock_timestamp()
+    FROM fig CROSS JOIN channels c WHERE c.id = p_channel ORDER BY fig.sku
   ON CONFLICT (channel_id, sku) DO UPDATE
      SET desired_quantity = excluded.desired_quantity,
          desired_version = greatest(l.desired_version + 1, excluded.desired_version),
@@ -109,8 +113,8 @@ BEGIN
     INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
     SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
     BEGIN  -- a subtransaction: a line that cannot be taken rolls back the earlier ones
-      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
-        -- I3 / I1: conditional; the units go straight to sold (the marketplace took the money)
+      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(v_lines)) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
+        -- I3 / I1: conditional; the units go straight to sold (the marketplace took the money); a bundle takes its components
         UPDATE inventory SET available = available - v_line.quantity, sold = sold + v_line.quantity, version = version + 1, updated_at = now()
          WHERE sku = v_line.sku AND available >= v_line.quantity
         RETURNING sku, available, version, updated_at INTO v_inv;
@@ -138,7 +142,8 @@ BEGIN
     VALUES (p_channel, 'CHANNEL_OVERSOLD', p_external, v_order_id, v_failed_sku, v_lines);
     -- the marketplace listed what was gone: send its listing of these SKUs again, whatever it was last sent
     UPDATE channel_listings SET pushed_version = 0, next_attempt_at = now()
-     WHERE channel_id = p_channel AND sku IN (SELECT l.sku FROM jsonb_to_recordset(v_lines) AS l(sku text));
+     WHERE channel_id = p_channel AND sku IN (SELECT l.sku FROM jsonb_to_recordset(v_lines) AS l(sku text)
+                                              UNION SELECT l.sku FROM jsonb_to_recordset(expand_bundle_lines(v_lines)) AS l(sku text));
     PERFORM emit_order_status(ARRAY[v_order_id]);
     RETURN jsonb_build_object('kind', 'oversold', 'sku', v_failed_sku, 'order', order_json(v_order_id));
   END IF;
@@ -159,8 +164,10 @@ BEGIN
   WITH moved AS (
     UPDATE reservations SET state = 'RELEASED', released_reason = 'cancelled by the marketplace', updated_at = now()
      WHERE order_id = v_id AND state = 'SOLD' RETURNING sku, quantity)
-  SELECT array_agg(sku ORDER BY sku) INTO v_skus FROM moved;
-  FOR v_line IN SELECT r.sku, r.quantity FROM reservations r WHERE r.order_id = v_id AND r.sku = ANY (v_skus) ORDER BY r.sku LOOP
+  SELECT jsonb_agg(jsonb_build_object('sku', sku, 'quantity', quantity)) INTO v_lines FROM moved;
+  -- a bundle gives back its components
+  SELECT array_agg(l.sku ORDER BY l.sku) INTO v_skus FROM jsonb_to_recordset(expand_bundle_lines(coalesce(v_lines, '[]'::jsonb))) AS l(sku text);
+  FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(coalesce(v_lines, '[]'::jsonb))) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
     UPDATE inventory SET sold = sold - v_line.quantity, available = available + v_line.quantity, version = version + 1, updated_at = now()
      WHERE sku = v_line.sku;  -- I2: the same units leave sold and enter available
   END LOOP;

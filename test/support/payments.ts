@@ -100,9 +100,12 @@ export async function startPaymentsApp(
     const res = await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`);
     return (await res.json()) as { requests: number; charges: number; voids: number; voidRequests: number; errors: number; status: string };
   }
-  /** Moves an AWAITING_PAYMENT order's deadline into the past, so the reconciler picks it up now. */
-  async function pastDeadline(orderId: string) {
-    await makePaymentsDue(t.db, { orderIds: [orderId] });
+  /**
+   * Moves an AWAITING_PAYMENT order's deadline into the past, so the reconciler picks it up now; `pastRepeatWindow`: also
+   * past the 24 h in which it repeats a timed-out authorization; `pastGiveUp`: past the bound where it cancels.
+   */
+  async function pastDeadline(orderId: string, more: { pastRepeatWindow?: boolean; pastGiveUp?: boolean } = {}) {
+    await makePaymentsDue(t.db, { orderIds: [orderId], ...more });
   }
   const reconcile = (p: Processor = processor) => reconcileOnce({ db: t.db, metrics: t.metrics, processor: p, onOutboxWritten }, { backoffSeconds: 1 });
   const compensate = (p: Processor = processor) => compensateOnce({ db: t.db, metrics: t.metrics, processor: p });

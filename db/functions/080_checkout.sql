@@ -1,0 +1,156 @@
+-- Checkout that collects the money (issue 10): payOrder on a held order, confirmOrder for payments taken outside
+-- lastunit, and the confirmation a processor's success gives a held or expired order. Every function is one short
+-- transaction of guarded conditional writes; the processor is never called from here (I6, I7). Lock order as
+-- everywhere: the order row, the buyers' hold counters, its reservations, inventory in SKU order, payments.
+
+-- Sells a RESERVED order's held units, or re-claims an expired / released order's units by the same conditional write
+-- placeOrder uses (I3: available >= quantity, in SKU order; I12: the customer's purchase limit), then CONFIRMED.
+-- The order row must already be locked by this transaction. p_external: a payment taken outside lastunit (nothing to
+-- capture); otherwise the processor's attempt p_key is recorded AUTHORIZED (capture follows).
+-- Returns 'confirmed', or 'gone' when the units could not be re-claimed (nothing changed).
+CREATE OR REPLACE FUNCTION confirm_paid_order(p_order_id uuid, p_provider text, p_reference text, p_key text, p_external boolean)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status   text;
+  v_client   text;
+  v_customer text;
+  v_line     record;
+  v_inv      record;
+  v_skus     text[] := ARRAY[]::text[];
+  v_gone     boolean := false;
+  v_attempt  integer;
+BEGIN
+  SELECT status, client_id, customer_id INTO v_status, v_client, v_customer FROM orders WHERE id = p_order_id;
+  IF v_status = 'RESERVED' THEN
+    -- I6: only HELD holds move; their counters stay counted as bought (I12) and the hold stops counting (I14).
+    PERFORM move_reserved_units(ARRAY[p_order_id], 'HELD', 'SOLD', NULL);
+  ELSIF v_status IN ('EXPIRED', 'CANCELLED', 'REJECTED')
+        AND EXISTS (SELECT 1 FROM reservations WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED')) THEN
+    BEGIN  -- a subtransaction: a line that cannot be re-claimed undoes the others, their events and their row locks
+      FOR v_line IN SELECT r.sku, r.quantity FROM reservations r WHERE r.order_id = p_order_id AND r.state IN ('EXPIRED', 'RELEASED') ORDER BY r.sku LOOP
+        -- I3: the same conditional write as a claim, straight to sold (the order is paid)
+        UPDATE inventory SET available = available - v_line.quantity, sold = sold + v_line.quantity, version = version + 1, updated_at = now()
+         WHERE sku = v_line.sku AND available >= v_line.quantity
+        RETURNING sku, purchase_limit INTO v_inv;
+        IF NOT FOUND OR (v_inv.purchase_limit IS NOT NULL  -- I12, under the row lock just taken
+                         AND NOT count_purchase(v_client, v_customer, v_line.sku, v_line.quantity, v_inv.purchase_limit)) THEN
+          v_gone := true;
+          RAISE EXCEPTION 'units gone' USING ERRCODE = 'LU001';
+        END IF;
+        v_skus := v_skus || v_line.sku;
+      END LOOP;
+      UPDATE reservations SET state = 'SOLD', released_reason = NULL, updated_at = now()
+       WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED');
+    EXCEPTION WHEN SQLSTATE 'LU001' THEN
+      NULL;
+    END;
+    IF v_gone THEN
+      RETURN 'gone';
+    END IF;
+    PERFORM emit_availability(v_skus);  -- I9: available changed
+  ELSE
+    RETURN 'gone';
+  END IF;
+  UPDATE orders SET status = 'CONFIRMED', rejection = NULL, updated_at = now() WHERE id = p_order_id;
+  IF NOT p_external AND EXISTS (SELECT 1 FROM payments WHERE idem_key = p_key) THEN
+    UPDATE payments SET state = 'AUTHORIZED', provider_ref = coalesce(p_reference, provider_ref), outcome_at = now(),
+                        next_action = NULL, capture_state = 'PENDING'
+     WHERE idem_key = p_key AND order_id = p_order_id;
+  ELSE
+    SELECT coalesce(max(attempt), 0) + 1 INTO v_attempt FROM payments WHERE order_id = p_order_id;
+    INSERT INTO payments (order_id, attempt, provider, provider_ref, state, amount, currency, deadline_at, next_check_at,
+                          outcome_at, idem_key, on_decline, capture_state)
+    SELECT id, v_attempt, p_provider, p_reference, CASE WHEN p_external THEN 'EXTERNAL' ELSE 'AUTHORIZED' END,
+           total_amount, currency, now(), now(), now(),
+           CASE WHEN p_external OR EXISTS (SELECT 1 FROM payments WHERE idem_key = p_key) THEN NULL ELSE p_key END,
+           'HOLD', CASE WHEN p_external THEN 'EXTERNAL' ELSE 'PENDING' END
+      FROM orders WHERE id = p_order_id;
+  END IF;
+  PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
+  RETURN 'confirmed';
+END
+$$;
+
+-- payOrder's first step (one short transaction): a RESERVED order's live hold HELD -> AWAITING_PAYMENT with a new
+-- payment attempt (its own processor key: the order id for attempt 1, '<order id>:<n>' after), or why not.
+-- Returns {kind: awaiting (with key) | in_flight | confirmed | expired | final | not_found, order}.
+CREATE OR REPLACE FUNCTION begin_order_payment(
+  p_client_id text, p_order_id uuid, p_provider text, p_token text,
+  p_deadline_seconds integer, p_max_pending_seconds integer, p_action_timeout_seconds integer
+) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status   text;
+  v_n        integer;
+  v_attempt  integer;
+  v_key      text;
+  v_deadline timestamptz := now() + make_interval(secs => p_deadline_seconds);
+BEGIN
+  SELECT status INTO v_status FROM orders WHERE id = p_order_id AND client_id = p_client_id FOR UPDATE;  -- the order row first
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('kind', 'not_found');
+  END IF;
+  IF v_status <> 'RESERVED' THEN
+    RETURN jsonb_build_object('kind', CASE v_status WHEN 'AWAITING_PAYMENT' THEN 'in_flight' WHEN 'PROCESSING' THEN 'in_flight'
+                                                    WHEN 'CONFIRMED' THEN 'confirmed' WHEN 'EXPIRED' THEN 'expired' ELSE 'final' END,
+                              'order', order_json(p_order_id));
+  END IF;
+  -- I6/I7: one attempt at a time, only while the hold lasts; a second payOrder finds AWAITING_PAYMENT above.
+  UPDATE reservations SET state = 'AWAITING_PAYMENT', payment_deadline = v_deadline, updated_at = now()
+   WHERE order_id = p_order_id AND state = 'HELD' AND expires_at > now();
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF v_n = 0 THEN
+    UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = p_order_id;
+    PERFORM return_held_units(ARRAY[p_order_id], 'EXPIRED', 'hold expired before payment');  -- I9 events, counters back
+    RETURN jsonb_build_object('kind', 'expired', 'order', order_json(p_order_id));
+  END IF;
+  SELECT coalesce(max(attempt), 0) + 1 INTO v_attempt FROM payments WHERE order_id = p_order_id;
+  v_key := CASE WHEN v_attempt = 1 THEN p_order_id::text ELSE p_order_id::text || ':' || v_attempt END;
+  UPDATE orders SET status = 'AWAITING_PAYMENT', updated_at = now() WHERE id = p_order_id;
+  INSERT INTO payments (order_id, attempt, provider, state, amount, currency, deadline_at, next_check_at, idem_key, token,
+                        on_decline, give_up_at, action_give_up_at)
+  SELECT id, v_attempt, p_provider, 'PENDING', total_amount, currency, v_deadline, v_deadline, v_key, p_token, 'HOLD',
+         now() + make_interval(secs => p_max_pending_seconds), now() + make_interval(secs => p_action_timeout_seconds)
+    FROM orders WHERE id = p_order_id;
+  PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
+  RETURN jsonb_build_object('kind', 'awaiting', 'key', v_key, 'attempt', v_attempt, 'order', order_json(p_order_id));
+END
+$$;
+
+-- confirmOrder (one short transaction): a payment taken outside lastunit confirms the order, RESERVED -> CONFIRMED,
+-- re-claiming the units if the hold already ended. Idempotent on (order, reference): the same call answers the same.
+-- p_client_id NULL: an admin, any client's order. Returns {kind: confirmed | replayed | refund_due | already_final | in_flight | not_found, order}.
+CREATE OR REPLACE FUNCTION confirm_order(p_client_id text, p_order_id uuid, p_reference text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status text;
+  v_r      text;
+BEGIN
+  SELECT status INTO v_status FROM orders WHERE id = p_order_id AND (p_client_id IS NULL OR client_id = p_client_id) FOR UPDATE;  -- the order row first
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('kind', 'not_found');
+  END IF;
+  IF EXISTS (SELECT 1 FROM caller_refunds WHERE order_id = p_order_id AND payment_reference = p_reference) THEN
+    RETURN jsonb_build_object('kind', 'refund_due', 'order', order_json(p_order_id));
+  END IF;
+  IF v_status = 'CONFIRMED' THEN
+    RETURN jsonb_build_object(
+      'kind', CASE WHEN EXISTS (SELECT 1 FROM payments WHERE order_id = p_order_id AND state = 'EXTERNAL' AND provider_ref = p_reference)
+                   THEN 'replayed' ELSE 'already_final' END,
+      'order', order_json(p_order_id));
+  END IF;
+  IF v_status IN ('AWAITING_PAYMENT', 'PROCESSING') THEN
+    RETURN jsonb_build_object('kind', 'in_flight', 'order', order_json(p_order_id));
+  END IF;
+  v_r := confirm_paid_order(p_order_id, 'external', p_reference, NULL, true);
+  IF v_r = 'gone' THEN
+    -- the caller holds money for units we cannot give: recorded once, answered RESERVATION_EXPIRED on every retry
+    INSERT INTO caller_refunds (order_id, payment_reference, reason)
+    VALUES (p_order_id, p_reference, 'the hold had ended and its units were no longer available')
+    ON CONFLICT DO NOTHING;
+    RETURN jsonb_build_object('kind', 'refund_due', 'order', order_json(p_order_id));
+  END IF;
+  RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(p_order_id));
+END
+$$;

@@ -1,0 +1,93 @@
+-- Bundles (db/migrations/0031_bundles.sql, docs/channels.md "Bundles"): availability derived from the components,
+-- claims expanded into component claims, and component changes announced for every bundle that contains them.
+
+-- A bundle's availability: the minimum over its components of floor(available / quantity); its version the sum of the
+-- components' versions (each only grows, so the sum grows with every component change).
+CREATE OR REPLACE FUNCTION bundle_available(p_bundle text) RETURNS TABLE (available integer, version bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(min(i.available / b.quantity), 0)::integer, coalesce(sum(i.version), 0)::bigint
+    FROM bundle_components b JOIN inventory i ON i.sku = b.component_sku WHERE b.bundle_sku = p_bundle
+$$;
+
+-- Order lines as the units to claim: a bundle line becomes its components times the line's quantity; the same SKU from
+-- several lines (two bundles sharing a component, or a bundle and the component itself) is summed into one claim, so
+-- every unit is taken by one conditional write per SKU, in SKU order (the lock order every writer uses).
+CREATE OR REPLACE FUNCTION expand_bundle_lines(p_lines jsonb) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('sku', x.sku, 'quantity', x.quantity) ORDER BY x.sku), '[]'::jsonb)
+    FROM (SELECT coalesce(b.component_sku, l.sku) AS sku, sum(l.quantity * coalesce(b.quantity, 1))::integer AS quantity
+            FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
+            LEFT JOIN bundle_components b ON b.bundle_sku = l.sku
+           GROUP BY 1) x
+$$;
+
+-- A component's available changed (fired only for SKUs in a bundle: the trigger's WHEN reads inventory.bundles): an
+-- availability event for every bundle containing it (I9, insert-only), and, when there are channels, a mark that the
+-- pusher turns into the bundles' recomputed listings (insert-only: no lock on anything another claim needs).
+CREATE OR REPLACE FUNCTION bundles_follow() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  SELECT 'availability', b.bundle_sku, jsonb_build_object('sku', b.bundle_sku, 'available', a.available, 'soldOut', a.available = 0,
+                                                         'version', a.version, 'updatedAt', NEW.updated_at)
+    FROM bundle_components b CROSS JOIN LATERAL bundle_available(b.bundle_sku) a
+   WHERE b.component_sku = NEW.sku ORDER BY b.bundle_sku;
+  IF EXISTS (SELECT 1 FROM channels) THEN
+    INSERT INTO bundle_changes (bundle_sku) SELECT b.bundle_sku FROM bundle_components b WHERE b.component_sku = NEW.sku;
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER inventory_bundles AFTER UPDATE OF available ON inventory
+  FOR EACH ROW WHEN (NEW.bundles > 0 AND OLD.available IS DISTINCT FROM NEW.available) EXECUTE FUNCTION bundles_follow();
+
+-- The pusher's step before sending: the marked bundles' listings recomputed from the committed components for every
+-- channel (listing rows locked in (channel, SKU) order; versions only grow). Returns how many listings changed.
+CREATE OR REPLACE FUNCTION recompute_bundle_listings() RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n integer;
+BEGIN
+  WITH taken AS (DELETE FROM bundle_changes RETURNING bundle_sku, changed_at),
+  marked AS (SELECT bundle_sku, min(changed_at) AS at FROM taken GROUP BY bundle_sku)
+  INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
+  SELECT c.id, m.bundle_sku, listed_quantity(a.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), a.version, m.at
+    FROM marked m CROSS JOIN LATERAL bundle_available(m.bundle_sku) a CROSS JOIN channels c
+   ORDER BY c.id, m.bundle_sku
+  ON CONFLICT (channel_id, sku) DO UPDATE
+     SET desired_quantity = excluded.desired_quantity,
+         desired_version = greatest(l.desired_version + 1, excluded.desired_version),
+         desired_at = CASE WHEN l.desired_version > l.pushed_version THEN l.desired_at ELSE excluded.desired_at END,
+         next_attempt_at = CASE WHEN l.desired_version > l.pushed_version THEN l.next_attempt_at ELSE now() END
+   WHERE l.desired_quantity IS DISTINCT FROM excluded.desired_quantity;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n;
+END
+$$;
+
+-- createProduct with components: the bundle, its (always empty) inventory row, its components, and each component's
+-- bundle count, in one statement's transaction. Components must exist and not be bundles themselves.
+-- Returns {kind: created | duplicate | unknown_component | nested, sku?}.
+CREATE OR REPLACE FUNCTION create_bundle(p_sku text, p_name text, p_price integer, p_currency text, p_components jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_bad text;
+BEGIN
+  SELECT min(c.sku) FILTER (WHERE p.sku IS NULL) INTO v_bad
+    FROM jsonb_to_recordset(p_components) AS c(sku text, quantity integer) LEFT JOIN products p ON p.sku = c.sku;
+  IF v_bad IS NOT NULL THEN RETURN jsonb_build_object('kind', 'unknown_component', 'sku', v_bad); END IF;
+  SELECT min(p.sku) INTO v_bad FROM jsonb_to_recordset(p_components) AS c(sku text, quantity integer) JOIN products p ON p.sku = c.sku WHERE p.is_bundle;
+  IF v_bad IS NOT NULL THEN RETURN jsonb_build_object('kind', 'nested', 'sku', v_bad); END IF;
+  INSERT INTO products (sku, name, price_amount, currency, is_bundle) VALUES (p_sku, p_name, p_price, p_currency, true) ON CONFLICT (sku) DO NOTHING;
+  IF NOT FOUND THEN RETURN jsonb_build_object('kind', 'duplicate'); END IF;
+  INSERT INTO inventory (sku, available) VALUES (p_sku, 0);
+  INSERT INTO bundle_components (bundle_sku, component_sku, quantity)
+  SELECT p_sku, c.sku, c.quantity FROM jsonb_to_recordset(p_components) AS c(sku text, quantity integer);
+  -- the component rows in SKU order, as every writer locks them
+  UPDATE inventory i SET bundles = i.bundles + 1
+    FROM (SELECT c.sku FROM jsonb_to_recordset(p_components) AS c(sku text) ORDER BY c.sku) c WHERE i.sku = c.sku;
+  INSERT INTO bundle_changes (bundle_sku) VALUES (p_sku);
+  RETURN jsonb_build_object('kind', 'created');
+END
+$$;
