@@ -15,6 +15,8 @@ export async function startServer(opts: {
   databaseUrl: string;
   startTimeoutMs?: number;
   extraEnv?: Record<string, string>;
+  /** node flags for the server, e.g. ['--cpu-prof'] */
+  nodeArgs?: string[];
   /** told when the server exits after it was listening and before stop() was called */
   onUnexpectedExit?: (why: string) => void;
 }): Promise<ServerProcess> {
@@ -34,6 +36,7 @@ export async function startServer(opts: {
       HOST: '127.0.0.1',
     },
     startTimeoutMs: opts.startTimeoutMs,
+    nodeArgs: opts.nodeArgs,
     onUnexpectedExit: opts.onUnexpectedExit && ((why) => opts.onUnexpectedExit!(`the server exited during the bench: ${why}`)),
   });
   return { ...srv, keys };

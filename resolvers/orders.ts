@@ -26,8 +26,14 @@ export async function releaseReservation(ctx: Context, input: ReleaseInput & { t
 export async function payOrder(ctx: Context, input: PayOrderInput) {
   requireRole(ctx, 'storefront', 'partner', 'public'); // a public key with the order's token
   const r = await ctx.orders.payOrder(ctx.caller, input);
-  const payment = r.order?.status === 'AWAITING_PAYMENT' ? await ctx.orders.getPayment(ctx.caller, r.order.id) : null;
-  return { order: r.order, nextAction: payment?.state === 'ACTION_REQUIRED' ? payment.nextAction : null, userErrors: userErrorsOf(r) };
+  return { order: r.order, userErrors: userErrorsOf(r) };
+}
+
+/** What the shopper must do for an order still AWAITING_PAYMENT (its latest attempt's next action), else null. */
+export async function nextActionOf(ctx: Context, order: OrderRecord | null) {
+  if (order?.status !== 'AWAITING_PAYMENT') return null;
+  const payment = await ctx.orders.getPayment(ctx.caller, order.id);
+  return payment?.state === 'ACTION_REQUIRED' ? payment.nextAction : null;
 }
 
 export async function confirmOrder(ctx: Context, input: ConfirmOrderInput) {

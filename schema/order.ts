@@ -134,6 +134,12 @@ const PlaceOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.placeOrd
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
     userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
     replayed: t.exposeBoolean('replayed', { description: 'True when this answer is a replay of an earlier request with the same key.' }),
+    nextAction: t.field({
+      type: NextAction,
+      nullable: true,
+      description: 'Set when the processor needs the shopper (3-D Secure, redirect) before it decides; the order stays AWAITING_PAYMENT.',
+      resolve: (p, _a, ctx) => r.nextActionOf(ctx, p.order),
+    }),
     orderToken: t.string({
       nullable: true,
       description:
@@ -168,7 +174,7 @@ const PayOrderInput = builder.inputType('PayOrderInput', {
 const PayOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.payOrder>>>('PayOrderPayload').implement({
   fields: (t) => ({
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
-    nextAction: t.field({ type: NextAction, nullable: true, description: 'Set when the processor needs the shopper (3-D Secure, redirect).', resolve: (p) => p.nextAction }),
+    nextAction: t.field({ type: NextAction, nullable: true, description: 'Set when the processor needs the shopper (3-D Secure, redirect).', resolve: (p, _a, ctx) => r.nextActionOf(ctx, p.order) }),
     userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
   }),
 });

@@ -133,3 +133,42 @@ describe('marketplace orders from the sandbox', () => {
     expect(m.listed('PU-SALE')).toBe(1);
   });
 });
+
+describe('pushing to Shopify (a local stand-in answering Shopify\'s documented bodies)', () => {
+  it('sets available with changeFromQuantity and @idempotent, recovers from CHANGE_FROM_QUANTITY_STALE, waits out THROTTLED, cancels an oversold order', async () => {
+    const { startShopifyStandIn } = await import('../kit/shopify-standin.js');
+    const shop = await startShopifyStandIn({ skus: ['SH-A'] });
+    afterAll(() => shop.close());
+    await t.product('SH-A', 6);
+    const { webhookSecret } = await t.createChannel({ id: 'shopify', kind: 'SHOPIFY', endpoint: shop.endpoint, maxPushesPerSecond: 100 });
+    const p = createChannelPusher({
+      db: t.db, metrics: t.metrics, channelListMs: 0, random: () => 0.5,
+      clientFor: (c) => marketplaceClient(c, { timeoutMs: 2000, shopifyAccessToken: shop.token }),
+    });
+    await p.pushOnce();
+    expect(shop.available('SH-A')).toBe(6);
+    // the shop sells 2 on its own; lastunit sells 1 on the storefront: the next set is stale, re-read, then applied
+    shop.sell('SH-A', 2);
+    expect((await t.placeOrder({ idempotencyKey: 'sh-a-1', lines: [{ sku: 'SH-A', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    await p.pushOnce();
+    expect(shop.stats().stale).toBe(1);
+    expect(shop.available('SH-A')).toBe(5);
+    expect((await t.listings('shopify', ['SH-A']))[0]).toMatchObject({ desiredQuantity: 5, pushedQuantity: 5, pending: false });
+    // throttled: the push stays pending and goes through on a later pass
+    shop.throttle(1);
+    expect((await t.placeOrder({ idempotencyKey: 'sh-a-2', lines: [{ sku: 'SH-A', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    await p.pushOnce();
+    expect(shop.stats().throttled).toBe(1);
+    expect((await t.listings('shopify', ['SH-A']))[0]!.pending).toBe(true);
+    await t.db.query(`UPDATE channel_listings SET next_attempt_at = now() WHERE channel_id = 'shopify'`); // skip the Retry-After wait
+    await new Promise((r) => setTimeout(r, 1100)); // the channel's own pause
+    await p.pushOnce();
+    expect(shop.available('SH-A')).toBe(4);
+    // an orders/create for more than is left: oversold, and Shopify is asked to cancel it, once
+    const r = await t.shopifyEvent('shopify', webhookSecret!, { eventId: 'sh-ev-1', topic: 'orders/create', orderId: '5550001', lines: [{ sku: 'SH-A', quantity: 9 }] });
+    expect(r.body.result).toBe('oversold');
+    expect(await p.cancelOnce()).toBe(1);
+    expect(await p.cancelOnce()).toBe(0);
+    expect(shop.stats().cancels).toEqual(['gid://shopify/Order/5550001']);
+  });
+});

@@ -28,7 +28,11 @@ BEGIN
   ELSIF v_status IN ('EXPIRED', 'CANCELLED', 'REJECTED')
         AND EXISTS (SELECT 1 FROM reservations WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED')) THEN
     BEGIN  -- a subtransaction: a line that cannot be re-claimed undoes the others, their events and their row locks
-      FOR v_line IN SELECT r.sku, r.quantity FROM reservations r WHERE r.order_id = p_order_id AND r.state IN ('EXPIRED', 'RELEASED') ORDER BY r.sku LOOP
+      -- a bundle's reservation re-claims its components (expand_bundle_lines, 091_bundles.sql), summed per SKU, in SKU order
+      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(
+                      (SELECT jsonb_agg(jsonb_build_object('sku', r.sku, 'quantity', r.quantity)) FROM reservations r
+                        WHERE r.order_id = p_order_id AND r.state IN ('EXPIRED', 'RELEASED')))) AS l(sku text, quantity integer)
+                     ORDER BY l.sku LOOP
         -- I3: the same conditional write as a claim, straight to sold (the order is paid)
         UPDATE inventory SET available = available - v_line.quantity, sold = sold + v_line.quantity, version = version + 1, updated_at = now()
          WHERE sku = v_line.sku AND available >= v_line.quantity

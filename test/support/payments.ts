@@ -98,7 +98,7 @@ export async function startPaymentsApp(
   }
   async function charges(orderId: string) {
     const res = await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`);
-    return (await res.json()) as { requests: number; charges: number; voids: number; voidRequests: number; errors: number; status: string };
+    return (await res.json()) as { requests: number; charges: number; voids: number; voidRequests: number; errors: number; cancels: number; captures: number; refunds: number; status: string };
   }
   /**
    * Moves an AWAITING_PAYMENT order's deadline into the past, so the reconciler picks it up now; `pastRepeatWindow`: also
