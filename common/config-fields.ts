@@ -117,6 +117,8 @@ export type OrderSettings = {
   maxLineQuantity: number;
   maxActiveHolds?: number;
   claimBatching?: boolean;
+  /** CLAIM_BATCHES_IN_FLIGHT: batches of one SKU in flight at once (absent = 1) */
+  claimBatchesInFlight?: number;
 };
 
 /** Active holds per buyer (I14), read by both hosts: `MAX_ACTIVE_HOLDS`, 0 = no limit. */

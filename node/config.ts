@@ -82,6 +82,7 @@ const schema = z.object({
   CACHE_TTL_SECONDS: int(1, 5),
   RELAY: z.enum(['on', 'off']).default('on'),
   CLAIM_BATCHING: z.enum(['on', 'off']).default('on'),
+  CLAIM_BATCHES_IN_FLIGHT: int(1, 1),
   RELAY_POLL_MS: int(50, 500),
   RELAY_BATCH_SIZE: int(1, 200),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -206,6 +207,8 @@ export type Config = {
   maxActiveHolds: number;
   /** coalesce concurrent single-line claims of one SKU into one transaction (CLAIM_BATCHING, default on) */
   claimBatching: boolean;
+  /** batches of one SKU in flight at once (CLAIM_BATCHES_IN_FLIGHT) */
+  claimBatchesInFlight: number;
   channels: ChannelsConfig;
 } & TrafficConfig;
 
@@ -292,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: toLimits(c),
     maxActiveHolds: c.MAX_ACTIVE_HOLDS,
     claimBatching: c.CLAIM_BATCHING === 'on',
+    claimBatchesInFlight: c.CLAIM_BATCHES_IN_FLIGHT,
     channels: {
       pusher: c.CHANNEL_PUSHER === 'on',
       pollMs: c.CHANNEL_PUSH_POLL_MS,

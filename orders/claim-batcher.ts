@@ -6,11 +6,17 @@
 export type BatchRunner<Req, Res> = (requests: Req[]) => Promise<Res[]>;
 
 type Item<Req, Res> = { req: Req; dedupe: string; resolve: (r: Res) => void; reject: (e: unknown) => void };
-type Lane<Req, Res> = { waiting: Item<Req, Res>[]; busy: boolean };
+type Lane<Req, Res> = { waiting: Item<Req, Res>[]; inFlight: number };
 
 export function createClaimBatcher<Req, Res>(opts: {
   run: BatchRunner<Req, Res>;
   maxBatch?: number;
+  /**
+   * Batches of one lane that may be in flight at once (default 1). More than one lets PostgreSQL prepare the next
+   * batch (key rows, orders: no inventory lock) while the previous one holds the SKU's row, and lets this process
+   * answer one batch while the database works on the next.
+   */
+  maxInFlight?: number;
   onBatch?: (size: number) => void;
   /**
    * Whether a failed batch should be repeated one request at a time to find the faulty one (a data error). For a
@@ -20,6 +26,7 @@ export function createClaimBatcher<Req, Res>(opts: {
   isolate?: (err: unknown) => boolean;
 }) {
   const maxBatch = opts.maxBatch ?? 64;
+  const maxInFlight = Math.max(1, opts.maxInFlight ?? 1);
   const lanes = new Map<string, Lane<Req, Res>>();
 
   async function runAlone(item: Item<Req, Res>) {
@@ -43,7 +50,7 @@ export function createClaimBatcher<Req, Res>(opts: {
       } else rest.push(item);
     }
     lane.waiting = rest;
-    lane.busy = true;
+    lane.inFlight++;
     try {
       opts.onBatch?.(batch.length);
       const results = await opts.run(batch.map((b) => b.req));
@@ -53,9 +60,9 @@ export function createClaimBatcher<Req, Res>(opts: {
       if (batch.length === 1 || !(opts.isolate?.(err) ?? true)) for (const b of batch) b.reject(err);
       else for (const b of batch) await runAlone(b);
     } finally {
-      lane.busy = false;
+      lane.inFlight--;
       if (lane.waiting.length) void flush(laneKey, lane);
-      else lanes.delete(laneKey);
+      else if (lane.inFlight === 0) lanes.delete(laneKey);
     }
   }
 
@@ -63,9 +70,9 @@ export function createClaimBatcher<Req, Res>(opts: {
   return function submit(laneKey: string, dedupe: string, req: Req): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       let lane = lanes.get(laneKey);
-      if (!lane) lanes.set(laneKey, (lane = { waiting: [], busy: false }));
+      if (!lane) lanes.set(laneKey, (lane = { waiting: [], inFlight: 0 }));
       lane.waiting.push({ req, dedupe, resolve, reject });
-      if (!lane.busy) void flush(laneKey, lane);
+      if (lane.inFlight < maxInFlight) void flush(laneKey, lane);
     });
   };
 }

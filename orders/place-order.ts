@@ -59,6 +59,7 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
           ? [await store.placeOrder(db, { ...claims[0]!, ...ttl })]
           : store.placeOrders(db, claims, ttl.holdTtlSeconds, ttl.retentionHours, maxActiveHolds),
       ),
+    maxInFlight: settings.claimBatchesInFlight ?? 1,
     onBatch: (n) => metrics.claimBatchSize.observe(n),
     // lock/statement timeouts and connection failures concern every request alike: no point repeating each alone
     isolate: (err) => !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) && !retryReason(err),

@@ -23,6 +23,14 @@ describe('claim batcher', () => {
     expect(batches).toEqual([[1], [2, 3, 4, 5]]);
   });
 
+  it('with maxInFlight 2, sends the next batch while one is in flight and coalesces behind both', async () => {
+    const { batches, run } = recorder();
+    const submit = createClaimBatcher({ run, maxInFlight: 2 });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => submit('SKU', `k${n}`, n)));
+    expect(answers).toEqual([10, 20, 30, 40, 50]);
+    expect(batches).toEqual([[1], [2], [3, 4, 5]]);
+  });
+
   it('keeps lanes (SKUs) apart', async () => {
     const { batches, run } = recorder();
     const submit = createClaimBatcher({ run });

@@ -1,5 +1,6 @@
-// The races of place-order.test.ts where the database alone decides: two server processes on one database, claim
-// batching off (CLAIM_BATCHING=off), so concurrent claims of one SKU meet in PostgreSQL, not in one process's queue.
+// The races of place-order.test.ts where the database alone decides: two server processes on one database, one with
+// claim batching off (CLAIM_BATCHING=off), the other with two batches per SKU in flight (CLAIM_BATCHES_IN_FLIGHT=2),
+// so concurrent claims of one SKU meet in PostgreSQL, not in one process's queue.
 // The same harness (kit/races.ts) is shown to catch a read-then-write claim's oversell, and the opposite-order carts
 // must finish without a single deadlock retry (the lock order, not the retry loop, keeps them apart).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,8 +17,12 @@ let servers: ServerProcess[] = [];
 beforeAll(async () => {
   tdb = await createTestDatabase({ max: 30 });
   // RATE_LIMIT_BUYER_PER_WINDOW=0: the 50 twins are one buyer; MAX_ACTIVE_HOLDS=0: the carts' customers hold one each anyway
-  const env = { DATABASE_URL: tdb.url, API_KEYS, CLAIM_BATCHING: 'off', DATABASE_POOL_SIZE: '16', RATE_LIMIT_BUYER_PER_WINDOW: '0', RELAY: 'off' };
-  servers = await Promise.all([spawnServer({ env }), spawnServer({ env })]);
+  const env = { DATABASE_URL: tdb.url, API_KEYS, DATABASE_POOL_SIZE: '16', RATE_LIMIT_BUYER_PER_WINDOW: '0', RELAY: 'off' };
+  // one claims each order alone; the other batches, with two batches of a SKU in flight at once (they meet in PostgreSQL too)
+  servers = await Promise.all([
+    spawnServer({ env: { ...env, CLAIM_BATCHING: 'off' } }),
+    spawnServer({ env: { ...env, CLAIM_BATCHING: 'on', CLAIM_BATCHES_IN_FLIGHT: '2' } }),
+  ]);
 }, 90_000);
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
@@ -44,7 +49,7 @@ const placeOrder = async (i: number, input: { idempotencyKey: string; customerId
 const reservedOrders = async (sku: string) =>
   (await tdb.db.query(`SELECT count(*)::int AS n FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku = $1 AND o.status = 'RESERVED'`, [sku])).rows[0].n as number;
 
-describe('races decided by PostgreSQL (two server processes, claim batching off)', () => {
+describe('races decided by PostgreSQL (two server processes: batching off, and two batches in flight)', () => {
   it('the harness catches a read-then-write claim handing the last unit to several buyers', async () => {
     await product('NAIVE-LAST', 1);
     const r = await race(200, () => naiveClaim(tdb.db, 'NAIVE-LAST', 1));
