@@ -24,7 +24,7 @@ import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
 import { refuseAmbiguousOperations } from './operation.js';
-import { demoteInputErrors, useInputHygiene } from './use-input-hygiene.js';
+import { demoteInputErrors } from './input-errors.js';
 import type { KeyRateLimit } from './rate-limit.js';
 import type { AdmitBuyer } from './buyer-rate-limit.js';
 
@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps) {
   const checkDocument = createDocumentCheck(schema, deps.limits);
   const domainFor = (db: Db) => ({
     orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten }),
-    catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten }),
+    catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten, keyRetentionHours: deps.settings.idempotencyRetentionHours }),
     partners: createPartnerDocuments({ db, checkDocument }),
     channels: createChannels({ db }),
   });
@@ -116,7 +116,6 @@ export function createApp(deps: AppDeps) {
       ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
-      useInputHygiene(deps.logger),
     ],
     context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({ caller, orders, catalog, partners, channels, live, admitBuyer }),
   });

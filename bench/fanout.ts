@@ -14,6 +14,7 @@ import WebSocket from 'ws';
 import { createBenchDatabase } from './database.js';
 import { percentile } from '../kit/stats.js';
 import { spawnServer } from '../kit/server.js';
+import { benchProductionEnv } from './server.js';
 
 export const FRESHNESS_TARGET_MS = 250;
 
@@ -94,7 +95,7 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
     // one storefront key opens every subscriber's socket here (a browser would use a public key, counted per address)
     env: {
       DATABASE_URL: opts.databaseUrl, API_KEYS: `storefront:${key},admin:${admin}`, DATABASE_POOL_SIZE: '20',
-      MAX_SOCKETS_PER_CLIENT: String(opts.subscribers), NODE_ENV: 'production', ...opts.env,
+      MAX_SOCKETS_PER_CLIENT: String(opts.subscribers), ...benchProductionEnv(), ...opts.env,
     },
     nodeArgs: opts.nodeArgs,
     onUnexpectedExit: (why) => log(why),

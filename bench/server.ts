@@ -8,6 +8,19 @@ export type ServerProcess = KitServerProcess & { keys: { storefront: string; adm
 const randomKey = () => randomBytes(18).toString('base64url'); // 24 characters, no ':' or ','
 
 /**
+ * What a bench's production host needs beyond its keys (the production profile, README): sandbox payments said out
+ * loud with a secret of its own, and /metrics kept on this machine (HOST=127.0.0.1), so no METRICS_TOKEN.
+ * @example spawnServer({ env: { DATABASE_URL, API_KEYS, ...benchProductionEnv() } })
+ */
+export const benchProductionEnv = () => ({
+  NODE_ENV: 'production',
+  PAYMENT_PROVIDER: 'sandbox',
+  ALLOW_SANDBOX_PAYMENTS: 'true',
+  PAYMENT_WEBHOOK_SECRET: randomKey(),
+  HOST: '127.0.0.1',
+});
+
+/**
  * Starts the server against `databaseUrl` and resolves when it prints its listening line.
  * @example const srv = await startServer({ databaseUrl }); ...; await srv.stop()
  */
@@ -27,13 +40,7 @@ export async function startServer(opts: {
       DATABASE_URL: opts.databaseUrl,
       API_KEYS: `storefront:${keys.storefront},admin:${keys.admin}`,
       LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      // the production profile: the bench's payments are the sandbox's, said so explicitly, with a secret of its own;
-      // /metrics stays on this machine (HOST=127.0.0.1), so no METRICS_TOKEN is needed
-      PAYMENT_PROVIDER: 'sandbox',
-      ALLOW_SANDBOX_PAYMENTS: 'true',
-      PAYMENT_WEBHOOK_SECRET: randomKey(),
-      HOST: '127.0.0.1',
+      ...benchProductionEnv(),
     },
     startTimeoutMs: opts.startTimeoutMs,
     nodeArgs: opts.nodeArgs,

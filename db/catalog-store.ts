@@ -1,4 +1,6 @@
-import type { Db } from './pool.js';
+import type { Db, Queryable } from './pool.js';
+
+export type { Queryable };
 
 /** `version` is inventory.version: it grows on every change, so a client (or the cache) drops older figures. */
 export type Availability = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: Date };
@@ -104,8 +106,9 @@ export async function findComponents(db: Db, skus: string[]): Promise<Map<string
 export type StockResult = { ok: true; availability: Availability } | { ok: false; code: 'UNKNOWN_SKU' | 'STALE'; available?: number };
 
 /** Adds units to available (I2: an explicit restock is the only way the total grows). */
-export async function restock(db: Db, sku: string, quantity: number): Promise<StockResult> {
-  const { rows } = await db.run<{ sku: string; available: number; version: number; updated_at: Date }>(
+export async function restock(db: Db, sku: string, quantity: number, tx?: Queryable): Promise<StockResult> {
+  const run = tx ? (text: string, values: unknown[]) => tx.query(text, values) : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
+  const { rows } = await run(
     `WITH upd AS (
        UPDATE inventory SET available = available + $2, version = version + 1, updated_at = now() WHERE sku = $1
        RETURNING sku, available, version, updated_at),
@@ -124,8 +127,9 @@ export async function restock(db: Db, sku: string, quantity: number): Promise<St
  * Sets available to an absolute count (a stock-take adjustment). With `expected`, a compare-and-set:
  * the write happens only if available still equals it, else STALE with the current figure.
  */
-export async function setStock(db: Db, sku: string, available: number, expected: number | null): Promise<StockResult> {
-  const { rows } = await db.run<{ sku: string; available: number; version: number; updated_at: Date; applied: boolean }>(
+export async function setStock(db: Db, sku: string, available: number, expected: number | null, tx?: Queryable): Promise<StockResult> {
+  const run = tx ? (text: string, values: unknown[]) => tx.query(text, values) : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
+  const { rows } = await run(
     `WITH upd AS (
        UPDATE inventory SET available = $2, version = version + 1, updated_at = now()
         WHERE sku = $1 AND ($3::integer IS NULL OR available = $3)
@@ -144,7 +148,7 @@ export async function setStock(db: Db, sku: string, available: number, expected:
   if (!r) return { ok: false, code: 'UNKNOWN_SKU' };
   if (!r.applied) {
     // The statement's snapshot may predate the row version its UPDATE re-checked: read the current figure afresh.
-    const now = await db.query<{ available: number }>('SELECT available FROM inventory WHERE sku = $1', [sku]);
+    const now = await (tx ?? db).query<{ available: number }>('SELECT available FROM inventory WHERE sku = $1', [sku]);
     return { ok: false, code: 'STALE', available: now.rows[0]?.available ?? r.available };
   }
   return { ok: true, availability: toAvailability(r) };
@@ -171,4 +175,60 @@ export async function seedProducts(
   let created = 0;
   for (const item of items) if ((await createProduct(db, item)).ok) created++;
   return created;
+}
+
+export type KeyedStockResult =
+  | { kind: 'applied'; result: StockResult }
+  | { kind: 'replayed'; availability: Availability }
+  | { kind: 'reused' };
+
+/**
+ * A stock write under an idempotency key, applied once: the key row and the write commit in one transaction (a failed
+ * write, e.g. STALE or UNKNOWN_SKU, records no key, so a retry is decided afresh). The same key again with the same
+ * request replays the first answer; with another request it is `reused` and nothing is written.
+ * @example await keyedStockWrite(db, { clientId, key, operation: 'restock', requestHash, retentionHours: 24 }, (tx) => restock(db, sku, 5, tx))
+ */
+export async function keyedStockWrite(
+  db: Db,
+  k: { clientId: string; key: string; operation: 'restock' | 'setStock'; requestHash: string; retentionHours: number },
+  write: (tx: Queryable) => Promise<StockResult>,
+): Promise<KeyedStockResult> {
+  class Refused extends Error {
+    constructor(readonly result: StockResult) {
+      super('refused');
+    }
+  }
+  try {
+    return await db.transaction(async (tx) => {
+      const claimed = await tx.query(
+        `INSERT INTO stock_operation_keys (client_id, key, operation, request_hash, response, expires_at)
+         VALUES ($1, $2, $3, $4, 'null'::jsonb, now() + make_interval(hours => $5))
+         ON CONFLICT (client_id, key) DO NOTHING RETURNING 1`,
+        [k.clientId, k.key, k.operation, k.requestHash, k.retentionHours],
+      );
+      if (!claimed.rowCount) {
+        // another request took the key (a concurrent one waited on the unique index until it committed)
+        const { rows } = await tx.query<{ operation: string; request_hash: string; response: any }>(
+          'SELECT operation, request_hash, response FROM stock_operation_keys WHERE client_id = $1 AND key = $2',
+          [k.clientId, k.key],
+        );
+        const row = rows[0]!;
+        if (row.operation !== k.operation || row.request_hash !== k.requestHash) return { kind: 'reused' as const };
+        const a = row.response;
+        return { kind: 'replayed' as const, availability: { sku: a.sku, available: a.available, soldOut: a.available === 0, version: Number(a.version), updatedAt: new Date(a.updatedAt) } };
+      }
+      const result = await write(tx);
+      if (!result.ok) throw new Refused(result);
+      const a = result.availability;
+      await tx.query('UPDATE stock_operation_keys SET response = $3 WHERE client_id = $1 AND key = $2', [
+        k.clientId,
+        k.key,
+        JSON.stringify({ sku: a.sku, available: a.available, version: a.version, updatedAt: a.updatedAt }),
+      ]);
+      return { kind: 'applied' as const, result };
+    });
+  } catch (err) {
+    if (err instanceof Refused) return { kind: 'applied', result: err.result };
+    throw err;
+  }
 }

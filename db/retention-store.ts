@@ -12,6 +12,16 @@ export async function prunePublishedOutbox(db: Db, olderThanSeconds: number, lim
   return rowCount ?? 0;
 }
 
+/** Stock operations' idempotency keys past their retention (IDEMPOTENCY_RETENTION_HOURS). */
+export async function pruneStockOperationKeys(db: Db, limit: number): Promise<number> {
+  const { rowCount } = await db.run(
+    `DELETE FROM stock_operation_keys WHERE (client_id, key) IN (
+       SELECT client_id, key FROM stock_operation_keys WHERE expires_at < now() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+    [limit],
+  );
+  return rowCount ?? 0;
+}
+
 /**
  * Processed webhook events (payments, marketplaces) older than `olderThanDays`: a redelivery after that would be
  * applied again, so the configuration keeps at least 30 days (processors retry for up to 3 days).

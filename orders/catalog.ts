@@ -5,6 +5,12 @@ import type { Db } from '../db/pool.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
 import type { AfterCommit } from '../common/after-commit.js';
 import { failed, type Result } from './errors.js';
+import { sha256Hex } from '../common/hash.js';
+
+/** What a keyed stock operation answers: its result, and whether it replays an earlier request with the same key. */
+export type StockAnswer = CatalogResult<Availability> & { replayed: boolean };
+type KeyedBy = { clientId: string };
+const MAX_KEY_LENGTH = 255;
 
 export type { Availability, Product };
 export type CatalogResult<T> = Result<T>;
@@ -23,10 +29,32 @@ export type CatalogDeps = {
   cache?: ProductCache;
   /** told after a committed write that produced outbox rows (wakes the relay) */
   onOutboxWritten?: AfterCommit;
+  /** how long a stock operation's idempotency key is remembered (IDEMPOTENCY_RETENTION_HOURS) */
+  keyRetentionHours?: number;
 };
 
 /** The catalog: products, availability and the admin stock operations. */
-export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritten = () => {} }: CatalogDeps) {
+export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritten = () => {}, keyRetentionHours = 24 }: CatalogDeps) {
+  /**
+   * A stock write, under the caller's idempotency key when one is given: applied once, the first answer replayed, and
+   * a different request under the same key refused with IDEMPOTENCY_KEY_REUSED (nothing written).
+   */
+  async function keyed(
+    operation: 'restock' | 'setStock',
+    input: { sku: string; idempotencyKey?: string | null },
+    request: unknown,
+    caller: KeyedBy | undefined,
+    write: (tx?: store.Queryable) => Promise<store.StockResult>,
+  ): Promise<{ result: store.StockResult; replayed: boolean } | { reused: true }> {
+    const key = input.idempotencyKey;
+    if (key == null || !caller) return { result: await write(), replayed: false };
+    const requestHash = await sha256Hex(JSON.stringify([operation, request]));
+    const r = await store.keyedStockWrite(db, { clientId: caller.clientId, key, operation, requestHash, retentionHours: keyRetentionHours }, (tx) => write(tx));
+    if (r.kind === 'reused') return { reused: true };
+    if (r.kind === 'replayed') return { result: { ok: true, availability: r.availability }, replayed: true };
+    return { result: r.result, replayed: false };
+  }
+  const badKey = (k: string | null | undefined) => k != null && (k.length < 1 || k.length > MAX_KEY_LENGTH);
   /** Read-through: cached products first, PostgreSQL for the rest (or for all of them while the cache is down). */
   async function findProducts(skus: string[]): Promise<(Product | null)[]> {
     if (!cache || skus.length === 0) return store.findProducts(db, skus);
@@ -104,14 +132,17 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       return r.ok ? { ok: true, value: r.product } : failed('INVALID_INPUT', `a product with SKU ${input.sku} already exists`, ['sku'], input.sku);
     },
 
-    async restock(input: { sku: string; quantity: number }): Promise<CatalogResult<Availability>> {
+    async restock(input: { sku: string; quantity: number; idempotencyKey?: string | null }, caller?: KeyedBy): Promise<StockAnswer> {
       if (!Number.isInteger(input.quantity) || input.quantity < 1 || input.quantity > MAX_STOCK)
-        return failed('INVALID_INPUT', `quantity must be between 1 and ${MAX_STOCK}`, ['quantity'], input.sku);
+        return { ...failed('INVALID_INPUT', `quantity must be between 1 and ${MAX_STOCK}`, ['quantity'], input.sku), replayed: false };
+      if (badKey(input.idempotencyKey)) return { ...failed('INVALID_INPUT', `idempotencyKey must be 1 to ${MAX_KEY_LENGTH} characters`, ['idempotencyKey']), replayed: false };
       const bundle = await refuseBundle(input.sku);
-      if (bundle) return bundle;
-      const r = await store.restock(db, input.sku, input.quantity);
-      if (r.ok) await onOutboxWritten([input.sku]);
-      return r.ok ? { ok: true, value: r.availability } : failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
+      if (bundle) return { ...bundle, replayed: false };
+      const k = await keyed('restock', input, { sku: input.sku, quantity: input.quantity }, caller, (tx) => store.restock(db, input.sku, input.quantity, tx));
+      if ('reused' in k) return { ...failed('IDEMPOTENCY_KEY_REUSED', 'this idempotencyKey was used for a different stock operation', ['idempotencyKey']), replayed: false };
+      const r = k.result;
+      if (r.ok && !k.replayed) await onOutboxWritten([input.sku]);
+      return r.ok ? { ok: true, value: r.availability, replayed: k.replayed } : { ...failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku), replayed: false };
     },
 
     /** I12: the most units one customer may hold or buy of a SKU; null removes the limit. */
@@ -124,17 +155,23 @@ export function createCatalog({ db, maxSkusPerQuery = 100, cache, onOutboxWritte
       return { ok: true, value: product };
     },
 
-    async setStock(input: { sku: string; available: number; expectedAvailable?: number | null }): Promise<CatalogResult<Availability>> {
+    async setStock(input: { sku: string; available: number; expectedAvailable?: number | null; idempotencyKey?: string | null }, caller?: KeyedBy): Promise<StockAnswer> {
       if (!Number.isInteger(input.available) || input.available < 0 || input.available > MAX_STOCK)
-        return failed('INVALID_INPUT', `available must be between 0 and ${MAX_STOCK}`, ['available'], input.sku);
+        return { ...failed('INVALID_INPUT', `available must be between 0 and ${MAX_STOCK}`, ['available'], input.sku), replayed: false };
+      if (badKey(input.idempotencyKey)) return { ...failed('INVALID_INPUT', `idempotencyKey must be 1 to ${MAX_KEY_LENGTH} characters`, ['idempotencyKey']), replayed: false };
       const bundle = await refuseBundle(input.sku);
-      if (bundle) return bundle;
-      const r = await store.setStock(db, input.sku, input.available, input.expectedAvailable ?? null);
-      if (r.ok) await onOutboxWritten([input.sku]);
-      if (r.ok) return { ok: true, value: r.availability };
+      if (bundle) return { ...bundle, replayed: false };
+      const expected = input.expectedAvailable ?? null;
+      const k = await keyed('setStock', input, { sku: input.sku, available: input.available, expected }, caller, (tx) =>
+        store.setStock(db, input.sku, input.available, expected, tx),
+      );
+      if ('reused' in k) return { ...failed('IDEMPOTENCY_KEY_REUSED', 'this idempotencyKey was used for a different stock operation', ['idempotencyKey']), replayed: false };
+      const r = k.result;
+      if (r.ok && !k.replayed) await onOutboxWritten([input.sku]);
+      if (r.ok) return { ok: true, value: r.availability, replayed: k.replayed };
       if (r.code === 'STALE')
-        return failed('STALE', `available is ${r.available}, not ${input.expectedAvailable}; read it again and retry`, ['expectedAvailable'], input.sku);
-      return failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
+        return { ...failed('STALE', `available is ${r.available}, not ${input.expectedAvailable}; read it again and retry`, ['expectedAvailable'], input.sku), replayed: false };
+      return { ...failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku), replayed: false };
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
-import { prunePublishedOutbox, pruneProcessedEvents } from '../db/retention-store.js';
+import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } from '../db/retention-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
 
@@ -59,7 +59,7 @@ export async function retentionOnce(db: Db, metrics: Metrics, retention: Retenti
       if (n < batchSize) return total;
     }
   };
-  const keys = await cleanupKeysOnce(db, metrics, batchSize);
+  const keys = (await cleanupKeysOnce(db, metrics, batchSize)) + (await drain(() => pruneStockOperationKeys(db, batchSize)));
   const outbox = await drain(() => prunePublishedOutbox(db, retention.outboxHours * 3600, batchSize));
   const processedEvents = await drain(() => pruneProcessedEvents(db, retention.processedEventsDays, batchSize));
   metrics.retentionDeleted.inc({ table: 'outbox' }, outbox);

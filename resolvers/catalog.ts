@@ -6,7 +6,11 @@ import type { Result } from '../orders/errors.js';
 import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 
+/** A SKU with a NUL character cannot exist (PostgreSQL cannot even compare one): no product, and no query. */
+const impossibleSku = (sku: string) => sku.includes('\u0000');
+
 export async function product(ctx: Context, sku: string): Promise<Product | null> {
+  if (impossibleSku(sku)) return null;
   const [p] = await ctx.catalog.findProducts([sku]);
   return p ?? null;
 }
@@ -22,7 +26,10 @@ export async function products(ctx: Context, skus: string[]): Promise<(Product |
       extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
     });
   }
-  return ctx.catalog.findProducts(skus);
+  const possible = skus.filter((s) => !impossibleSku(s));
+  if (possible.length === skus.length) return ctx.catalog.findProducts(skus);
+  const found = new Map((await ctx.catalog.findProducts(possible)).map((p, i) => [possible[i]!, p]));
+  return skus.map((s) => found.get(s) ?? null);
 }
 
 const productPayload = (r: Result<Product>) => ({ product: r.ok ? r.value : null, userErrors: userErrorsOf(r) });
@@ -37,10 +44,12 @@ export async function createProduct(ctx: Context, input: CatalogInput<'createPro
 
 export async function restock(ctx: Context, input: CatalogInput<'restock'>) {
   requireRole(ctx, 'admin');
-  return stockPayload(await ctx.catalog.restock(input));
+  const r = await ctx.catalog.restock(input, ctx.caller);
+  return { ...stockPayload(r), replayed: r.replayed };
 }
 
 export async function setStock(ctx: Context, input: CatalogInput<'setStock'>) {
   requireRole(ctx, 'admin');
-  return stockPayload(await ctx.catalog.setStock(input));
+  const r = await ctx.catalog.setStock(input, ctx.caller);
+  return { ...stockPayload(r), replayed: r.replayed };
 }

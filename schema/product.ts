@@ -85,7 +85,14 @@ const CreateProductPayload = builder.objectRef<Awaited<ReturnType<typeof r.creat
 
 const RestockInput = builder.inputType('RestockInput', {
   description: 'Units to add to available.',
-  fields: (t) => ({ sku: t.string({ required: true }), quantity: t.int({ required: true, description: 'Must be > 0.' }) }),
+  fields: (t) => ({
+    sku: t.string({ required: true }),
+    quantity: t.int({ required: true, description: 'Must be > 0.' }),
+    idempotencyKey: t.string({
+      required: false,
+      description: 'Minted by the client, sent again on every retry (1 to 255 characters): applied once, the first answer replayed; a different request under the same key is IDEMPOTENCY_KEY_REUSED.',
+    }),
+  }),
 });
 const SetStockInput = builder.inputType('SetStockInput', {
   description: 'A stock-take: set available to an absolute count.',
@@ -93,6 +100,10 @@ const SetStockInput = builder.inputType('SetStockInput', {
     sku: t.string({ required: true }),
     available: t.int({ required: true, description: 'The new available count (held and sold units are untouched).' }),
     expectedAvailable: t.int({ required: false, description: 'Compare-and-set: apply only if available still equals this; else STALE.' }),
+    idempotencyKey: t.string({
+      required: false,
+      description: 'Minted by the client, sent again on every retry (1 to 255 characters): applied once, the first answer replayed; a different request under the same key is IDEMPOTENCY_KEY_REUSED.',
+    }),
   }),
 });
 const StockPayload = (name: string) =>
@@ -100,6 +111,7 @@ const StockPayload = (name: string) =>
     fields: (t) => ({
       availability: t.field({ type: Availability, nullable: true, resolve: (p) => p.availability }),
       userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+      replayed: t.exposeBoolean('replayed', { description: 'True when this answer replays an earlier request with the same idempotencyKey (nothing was written).' }),
     }),
   });
 const RestockPayload = StockPayload('RestockPayload');
