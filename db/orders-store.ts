@@ -165,3 +165,9 @@ export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> 
   );
   return rowCount ?? 0;
 }
+
+/** One order whatever its client (admin operations). */
+export async function findAnyOrder(db: Db, orderId: string): Promise<OrderRecord | null> {
+  const { rows } = await db.query<{ j: any }>('SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid', [orderId]);
+  return rows[0] ? toOrder(rows[0].j) : null;
+}

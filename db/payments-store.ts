@@ -242,3 +242,22 @@ export async function markCaptured(db: Db, id: string): Promise<boolean> {
   );
   return (rowCount ?? 0) > 0;
 }
+
+export type CancelOrderRow =
+  | { kind: 'cancelled' | 'already_cancelled' | 'not_confirmed'; order: OrderRecord }
+  | { kind: 'not_found'; order: null };
+
+/** cancelOrder as one statement (cancel_confirmed_order, db/functions/080_checkout.sql). */
+export async function cancelConfirmedOrder(db: Db, orderId: string, restock: boolean, reason: string | null): Promise<CancelOrderRow> {
+  const { rows } = await db.run<{ r: any }>('SELECT cancel_confirmed_order($1::uuid, $2, $3) AS r', [orderId, restock, reason]);
+  return parse(rows[0]!.r);
+}
+
+/** The capture state of an order's confirmed payment (captureOrder's answer), null when it has none. */
+export async function captureStateOf(db: Db, orderId: string): Promise<string | null> {
+  const { rows } = await db.query<{ capture_state: string }>(
+    `SELECT capture_state FROM payments WHERE order_id = $1::uuid AND state IN ('AUTHORIZED', 'EXTERNAL') ORDER BY attempt DESC LIMIT 1`,
+    [orderId],
+  );
+  return rows[0]?.capture_state ?? null;
+}

@@ -19,14 +19,15 @@ export async function captureOnce(
   for (;;) {
     const batch = await store.claimCaptures(db, opts.batchSize ?? 20, opts.leaseSeconds ?? 60, opts.orderId ?? null);
     if (batch.length === 0) return done;
+    let failed = 0;
     for (const c of batch) {
       try {
         await processor.capture(c.key, c.providerRef);
         if (await store.markCaptured(db, c.id)) done++;
       } catch {
-        // not captured: the lease lapses and a later pass tries again (or captureOrder does)
+        failed++; // not captured: the lease lapses and a later pass tries again (or captureOrder does)
       }
     }
-    if (opts.orderId) return done;
+    if (opts.orderId || failed > 0) return done; // a failing processor is not asked again in the same pass
   }
 }

@@ -11,6 +11,7 @@ import { createPlaceOrder } from './place-order.js';
 import { createReleaseReservation } from './release-order.js';
 import { createPayOrder } from './pay-order.js';
 import { createConfirmOrder } from './confirm-order.js';
+import { createAdminOrders } from './admin-orders.js';
 import { latestPayment, type PaymentView } from '../db/payments-store.js';
 import { refuse } from './errors.js';
 import { isUuid } from './rules.js';
@@ -26,6 +27,7 @@ export type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 export type { ReleaseInput, ReleaseResult } from './release-order.js';
 export type { PayOrderInput, PayOrderResult } from './pay-order.js';
 export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
+export type { CancelOrderInput, AdminOrderResult } from './admin-orders.js';
 export type { PaymentView };
 
 export type OrdersDeps = {
@@ -80,6 +82,7 @@ export function createOrders(deps: OrdersDeps) {
       return pay(caller, input);
     },
     confirmOrder: createConfirmOrder({ ...deps, onOutboxWritten }),
+    ...createAdminOrders({ ...deps, processor: deps.payments?.processor, onOutboxWritten }),
     /** The latest payment attempt of one of the caller's orders (Order.payment); null: none. */
     getPayment: (caller: { clientId: string; role?: string }, orderId: string): Promise<PaymentView | null> =>
       latestPayment(deps.db, caller.role === 'admin' ? null : caller.clientId, orderId),

@@ -1,7 +1,7 @@
 // Thin: GraphQL arguments -> one call into the order domain -> payload. Argument types come from the schema's Pothos
 // inputs, checked against the domain's input types where schema/order.ts calls these.
 import type { Context } from './context.js';
-import type { ConfirmOrderInput, OrderRecord, PayOrderInput, PaymentView, PlaceOrderInput, ReleaseInput } from '../orders/orders.js';
+import type { CancelOrderInput, ConfirmOrderInput, OrderRecord, PayOrderInput, PaymentView, PlaceOrderInput, ReleaseInput } from '../orders/orders.js';
 import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 import { buyerOf } from '../orders/buyer.js';
@@ -44,4 +44,16 @@ export async function confirmOrder(ctx: Context, input: ConfirmOrderInput) {
 
 export async function payment(ctx: Context, orderId: string): Promise<PaymentView | null> {
   return ctx.orders.getPayment(ctx.caller, orderId);
+}
+
+export async function captureOrder(ctx: Context, input: { orderId: string }) {
+  requireRole(ctx, 'admin');
+  const r = await ctx.orders.captureOrder(input);
+  return { order: r.order, userErrors: userErrorsOf(r) };
+}
+
+export async function cancelOrder(ctx: Context, input: CancelOrderInput) {
+  requireRole(ctx, 'admin');
+  const r = await ctx.orders.cancelOrder(input);
+  return { order: r.order, userErrors: userErrorsOf(r) };
 }

@@ -192,7 +192,35 @@ const ConfirmOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.confir
   }),
 });
 
+const CaptureOrderInput = builder.inputType('CaptureOrderInput', { fields: (t) => ({ orderId: t.id({ required: true }) }) });
+const CancelOrderInput = builder.inputType('CancelOrderInput', {
+  fields: (t) => ({
+    orderId: t.id({ required: true }),
+    restock: t.boolean({ required: false, defaultValue: true, description: 'Put the sold units back on sale (default true).' }),
+    reason: t.string({ required: false, description: 'Why (at most 500 characters); kept with the refund.' }),
+  }),
+});
+const AdminOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.cancelOrder>>>('AdminOrderPayload').implement({
+  fields: (t) => ({
+    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+  }),
+});
+
 builder.mutationFields((t) => ({
+  captureOrder: t.field({
+    type: AdminOrderPayload,
+    description: 'Admin: collect the money of a CONFIRMED order (PAYMENT_CAPTURE=manual; with on_confirm the reconciler does it). Recorded once; safe to retry.',
+    args: { input: t.arg({ type: CaptureOrderInput, required: true }) },
+    resolve: (_root, { input }, ctx) => r.captureOrder(ctx, input),
+  }),
+  cancelOrder: t.field({
+    type: AdminOrderPayload,
+    description:
+      'Admin: CONFIRMED -> CANCELLED. The money goes back once (a refund after capture, a cancel of the authorization before; a payment taken elsewhere is recorded as yours to refund); with restock the units go back on sale.',
+    args: { input: t.arg({ type: CancelOrderInput, required: true }) },
+    resolve: (_root, { input }, ctx) => r.cancelOrder(ctx, input),
+  }),
   payOrder: t.field({
     type: PayOrderPayload,
     description:

@@ -158,3 +158,58 @@ BEGIN
   RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(p_order_id));
 END
 $$;
+
+-- cancelOrder (admin, one short transaction): CONFIRMED -> CANCELLED. The money goes back once: a compensation for a
+-- payment through lastunit (UNIQUE per order; the worker voids it: a refund after capture, a cancel of the
+-- authorization before; a capture not yet made is stopped here), a caller_refunds row for one taken elsewhere.
+-- p_restock: the sold units go back on sale (sold -> available, the availability event, the customer's purchase count
+-- given back); without it they stay sold (e.g. shipped and not returned). Returns {kind: cancelled | already_cancelled | not_confirmed | not_found, order}.
+CREATE OR REPLACE FUNCTION cancel_confirmed_order(p_order_id uuid, p_restock boolean, p_reason text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status text;
+  v_pay    payments%ROWTYPE;
+  v_skus   text[];
+  v_moved  jsonb;
+  v_line   record;
+BEGIN
+  SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- the order row first
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('kind', 'not_found');
+  END IF;
+  IF v_status = 'CANCELLED' THEN
+    RETURN jsonb_build_object('kind', 'already_cancelled', 'order', order_json(p_order_id));
+  END IF;
+  IF v_status <> 'CONFIRMED' THEN
+    RETURN jsonb_build_object('kind', 'not_confirmed', 'order', order_json(p_order_id));
+  END IF;
+  IF p_restock THEN
+    -- I6: only reservations still SOLD move, once
+    WITH moved AS (
+      UPDATE reservations SET state = 'RELEASED', released_reason = coalesce(p_reason, 'cancelled'), updated_at = now()
+       WHERE order_id = p_order_id AND state = 'SOLD' RETURNING order_id, sku, quantity)
+    SELECT (SELECT array_agg(sku ORDER BY sku) FROM moved), (SELECT jsonb_agg(jsonb_build_object('o', order_id, 's', sku, 'q', quantity)) FROM moved)
+      INTO v_skus, v_moved;
+    FOR v_line IN SELECT x.s AS sku, x.q AS quantity FROM jsonb_to_recordset(coalesce(v_moved, '[]'::jsonb)) AS x(s text, q integer) ORDER BY x.s LOOP
+      -- I2: the same units leave sold and enter available, inventory rows in SKU order
+      UPDATE inventory SET sold = sold - v_line.quantity, available = available + v_line.quantity, version = version + 1, updated_at = now()
+       WHERE sku = v_line.sku;
+    END LOOP;
+    PERFORM give_back_counts(v_moved, 'SOLD', 'RELEASED');  -- I12: no longer bought
+    IF v_skus IS NOT NULL THEN PERFORM emit_availability(v_skus); END IF;  -- I9
+  END IF;
+  SELECT * INTO v_pay FROM payments WHERE order_id = p_order_id AND state IN ('AUTHORIZED', 'EXTERNAL') ORDER BY attempt DESC LIMIT 1;
+  IF v_pay.state = 'EXTERNAL' THEN
+    INSERT INTO caller_refunds (order_id, payment_reference, reason)
+    VALUES (p_order_id, v_pay.provider_ref, 'cancelled: ' || coalesce(p_reason, 'by an admin')) ON CONFLICT DO NOTHING;
+  ELSIF v_pay.id IS NOT NULL THEN
+    UPDATE payments SET capture_state = 'NONE', capture_lease_until = NULL WHERE id = v_pay.id AND capture_state = 'PENDING';
+    INSERT INTO compensations (order_id, provider, provider_ref, payment_key, reason)
+    VALUES (p_order_id, v_pay.provider, v_pay.provider_ref, coalesce(v_pay.idem_key, p_order_id::text), 'cancelled: ' || coalesce(p_reason, 'by an admin'))
+    ON CONFLICT (order_id) DO NOTHING;
+  END IF;
+  UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = p_order_id;
+  PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
+  RETURN jsonb_build_object('kind', 'cancelled', 'order', order_json(p_order_id));
+END
+$$;

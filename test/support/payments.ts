@@ -6,6 +6,7 @@ import { sandboxProcessor } from '../../payments/sandbox-client.js';
 import type { Processor } from '../../payments/processor.js';
 import { reconcileOnce } from '../../orders/reconciler.js';
 import { compensateOnce } from '../../orders/compensations.js';
+import { captureOnce } from '../../orders/capture.js';
 import { KEYS, ORDER_FIELDS, startTestApp } from './app.js';
 import { makePaymentsDue } from '../../kit/holds.js';
 
@@ -109,6 +110,8 @@ export async function startPaymentsApp(
   }
   const reconcile = (p: Processor = processor) => reconcileOnce({ db: t.db, metrics: t.metrics, processor: p, onOutboxWritten }, { backoffSeconds: 1 });
   const compensate = (p: Processor = processor) => compensateOnce({ db: t.db, metrics: t.metrics, processor: p });
+  /** One pass of the capture worker (PAYMENT_CAPTURE=on_confirm runs it in the reconciler loop). */
+  const capture = (p: Processor = processor, opts: { leaseSeconds?: number } = {}) => captureOnce({ db: t.db, metrics: t.metrics, processor: p }, opts);
   /** Polls until `fn` returns a truthy value (webhooks arrive asynchronously). */
   async function eventually<T>(fn: () => Promise<T>, ms = 5_000): Promise<T> {
     const until = Date.now() + ms;
@@ -118,7 +121,7 @@ export async function startPaymentsApp(
       await new Promise((r) => setTimeout(r, 25));
     }
   }
-  return { ...t, url, sandbox, outboxCalls, processor: () => processor, http, pay, order, availability, webhook, charges, pastDeadline, reconcile, compensate, eventually };
+  return { ...t, url, sandbox, outboxCalls, processor: () => processor, http, pay, order, availability, webhook, charges, pastDeadline, reconcile, compensate, capture, eventually };
 }
 
 export const PAY = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;
