@@ -141,7 +141,7 @@ BEGIN
     INSERT INTO channel_incidents (channel_id, kind, external_order_id, order_id, sku, lines)
     VALUES (p_channel, 'CHANNEL_OVERSOLD', p_external, v_order_id, v_failed_sku, v_lines);
     -- the marketplace listed what was gone: send its listing of these SKUs again, whatever it was last sent
-    UPDATE channel_listings SET pushed_version = 0, next_attempt_at = now()
+    UPDATE channel_listings SET pushed_version = 0, next_attempt_at = now(), desired_at = clock_timestamp()
      WHERE channel_id = p_channel AND sku IN (SELECT l.sku FROM jsonb_to_recordset(v_lines) AS l(sku text)
                                               UNION SELECT l.sku FROM jsonb_to_recordset(expand_bundle_lines(v_lines)) AS l(sku text));
     PERFORM emit_order_status(ARRAY[v_order_id]);
