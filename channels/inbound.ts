@@ -1,6 +1,7 @@
 // Marketplace order webhooks as one normalized event: the signature verified on the raw body first (SANDBOX:
 // lastunit's `x-lastunit-signature`; SHOPIFY: Shopify's `X-Shopify-Hmac-Sha256`), then the body read. Pure: no I/O.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// No node:crypto: the admin channel operations reach this file from the worker bundle too (common/hmac-sha256.ts).
+import { hmacSha256, sameText, toBase64, toHex } from '../common/hmac-sha256.js';
 
 export const SANDBOX_SIGNATURE_HEADER = 'x-lastunit-signature';
 
@@ -18,8 +19,7 @@ export type ChannelEvent = {
 /** A verified delivery lastunit has nothing to do with (another Shopify topic). */
 export type IgnoredDelivery = { ignored: string };
 
-const hmac = (secret: string, text: string, enc: 'hex' | 'base64') => createHmac('sha256', secret).update(text, 'utf8').digest(enc);
-const same = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
+const hmac = (secret: string, text: string, enc: 'hex' | 'base64') => (enc === 'hex' ? toHex : toBase64)(hmacSha256(secret, text));
 
 /**
  * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the scheme of lastunit's payment sandbox.
@@ -41,13 +41,13 @@ function verifySandbox(body: string, header: string | null, secret: string, tole
   const sigs = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
   if (!t || !/^\d+$/.test(t) || sigs.length === 0) throw new ChannelSignatureError('malformed signature header');
   if (Math.abs(now / 1000 - Number(t)) > toleranceSeconds) throw new ChannelSignatureError('timestamp outside the tolerance');
-  const expected = Buffer.from(hmac(secret, `${t}.${body}`, 'hex'), 'hex');
-  if (!sigs.some((s) => same(Buffer.from(s, 'hex'), expected))) throw new ChannelSignatureError('signature mismatch');
+  const expected = hmac(secret, `${t}.${body}`, 'hex');
+  if (!sigs.some((s) => sameText(s.toLowerCase(), expected))) throw new ChannelSignatureError('signature mismatch');
 }
 
 function verifyShopify(body: string, header: string | null, secret: string): void {
   if (!header) throw new ChannelSignatureError('missing X-Shopify-Hmac-Sha256 header');
-  if (!same(Buffer.from(header, 'base64'), Buffer.from(signShopify(body, secret), 'base64'))) throw new ChannelSignatureError('signature mismatch');
+  if (!sameText(header.trim(), signShopify(body, secret))) throw new ChannelSignatureError('signature mismatch');
 }
 
 const MAX_LINES = 100;

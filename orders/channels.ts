@@ -1,5 +1,4 @@
 // Marketplaces as sales channels (docs/channels.md): the admin operations, and the marketplace order webhook.
-import { randomBytes } from 'node:crypto';
 import * as store from '../db/channels-store.js';
 import type { Channel, ChannelKind, Listing, Oversell } from '../db/channels-store.js';
 import type { Db } from '../db/pool.js';
@@ -56,7 +55,8 @@ export function createChannels({ db }: { db: Db }) {
       if (!ID.test(input.id)) return failed('INVALID_INPUT', 'id must be 1-63 lower-case letters, digits, dash or underscore', ['id']);
       const bad = badRules(input);
       if (bad) return failed('INVALID_INPUT', bad[1], [bad[0]]);
-      const webhookSecret = `chsec_${randomBytes(24).toString('base64url')}`;
+      const random = crypto.getRandomValues(new Uint8Array(24)); // Web Crypto: this file is in the worker bundle too
+      const webhookSecret = `chsec_${btoa(String.fromCharCode(...random)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
       const channel = await store.insertChannel(db, {
         id: input.id,
         name: input.name.trim(),
