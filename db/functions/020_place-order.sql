@@ -5,7 +5,8 @@
 --
 -- Phase 1, prepare_order: everything that takes no inventory lock. Validation reads, the key row (I4, I5), and the
 -- order, lines, hold and order-status event, all written before the claim (step 3: the claim as late as it can be).
--- Returns a final answer {kind: unknown_sku | mixed_currency | total_too_large | reused | in_progress | replayed, ...}
+-- Returns a final answer {kind: unknown_sku | mixed_currency | total_too_large | reused | in_progress | replayed |
+-- rejected (sold out at a glance: no hold taken, nothing to undo), ...}
 -- or {kind: 'prepared', ...} carrying what phase 2 needs.
 --   p_payment: a payment follows: the key row stays PROCESSING so a concurrent retry answers IN_PROGRESS while the
 --              payment step runs; the payment step finishes the key (finish_key, 040_payments.sql).
@@ -34,6 +35,8 @@ DECLARE
   v_status_event bigint;
   v_hold_buyer   text := CASE WHEN coalesce(p_max_holds, 0) > 0 THEN p_buyer END;
   v_has_bundle   boolean;  -- a line is a bundle: claim_order claims its components (091_bundles.sql)
+  v_short        record;   -- a line the stock cannot cover at a glance (the sold-out answer)
+  v_rejection    jsonb;
 BEGIN
   -- Unknown SKUs, mixed currencies and totals beyond integer range are bad input: answered before anything is
   -- written. Products are never deleted and prices are copied onto the order, so this read decides nothing about stock.
@@ -81,6 +84,36 @@ BEGIN
        WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key AND state = 'PROCESSING';
     END IF;
     RETURN jsonb_build_object('kind', 'replayed', 'order', order_json(v_existing.order_id), 'response', v_existing.response);
+  END IF;
+
+  -- Sold out at a glance: a line whose SKU has fewer units available than it asks for (committed state, no lock) is
+  -- refused now, as its conditional UPDATE would refuse it at this instant: the key row (above) and the order, REJECTED
+  -- from the start, with its lines and its order-status event, so the same key replays the same answer; no hold, no
+  -- reservation, no hold counter, nothing to undo. Bundles take the full path (their stock is their components').
+  IF NOT v_has_bundle THEN
+    SELECT l.sku, l.quantity, i.available INTO v_short
+      FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) JOIN inventory i ON i.sku = l.sku
+     WHERE i.available < l.quantity ORDER BY l.sku LIMIT 1;
+    IF FOUND THEN
+      v_rejection := jsonb_build_object(
+        'code', CASE WHEN v_short.available = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
+        'sku', v_short.sku,
+        'message', CASE WHEN v_short.available = 0 THEN format('%s is sold out', v_short.sku)
+                        ELSE format('not enough %s left for %s', v_short.sku, v_short.quantity) END);
+      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection)
+      VALUES (v_order_id, p_client_id, p_customer_id, 'REJECTED', v_total, v_currency, v_now, v_now, v_rejection);
+      INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+      SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
+      INSERT INTO outbox (topic, aggregate_key, payload)
+      VALUES ('order_status', v_order_id::text,
+              jsonb_build_object('orderId', v_order_id, 'clientId', p_client_id, 'status', 'REJECTED', 'updatedAt', v_now));
+      IF p_payment THEN  -- nothing to pay for: the key is final now
+        UPDATE idempotency_keys SET state = 'DONE' WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
+      END IF;
+      RETURN jsonb_build_object('kind', 'rejected', 'order', jsonb_build_object(
+        'id', v_order_id, 'status', 'REJECTED', 'customerId', p_customer_id, 'totalAmount', v_total, 'currency', v_currency,
+        'rejection', v_rejection, 'createdAt', v_now, 'updatedAt', v_now, 'lines', v_lines, 'reservation', NULL));
+    END IF;
   END IF;
 
   INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer)
