@@ -31,6 +31,7 @@ export async function insertChannel(
       [c.id, c.name, c.kind, c.endpoint, c.buffer, c.maxListed, c.percent, c.zeroAtOrBelow, c.maxPushesPerSecond, c.webhookSecret],
     );
     if (!rows[0]) return null;
+    await tx.query('SELECT flag_inventory_listed()'); // the first channel: every row's changes are followed from now on
     await tx.query('SELECT recompute_channel_listings($1)', [c.id]);
     return toChannel(rows[0]);
   });
