@@ -1,8 +1,8 @@
 import type { Db } from './pool.js';
 import { toOrder, type OrderRecord } from './orders-store.js';
 
-export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled';
-export type OutcomeKind = 'confirmed' | 'rejected' | 'declined_held' | 'held' | 'expired' | 'cancelled' | 'unknown' | 'action_required' | 'compensate' | 'noop';
+export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled' | 'refunded';
+export type OutcomeKind = 'refunded' | 'confirmed' | 'rejected' | 'declined_held' | 'held' | 'expired' | 'cancelled' | 'unknown' | 'action_required' | 'compensate' | 'noop';
 export type OutcomeRow = { kind: OutcomeKind; order: OrderRecord | null } | { kind: 'duplicate'; order?: undefined };
 /** {type, clientSecret, redirectUrl}: what the shopper must do for the processor (payments/processor.ts NextAction). */
 export type NextActionRow = { type: string; clientSecret: string | null; redirectUrl: string | null };
@@ -260,4 +260,10 @@ export async function captureStateOf(db: Db, orderId: string): Promise<string | 
     [orderId],
   );
   return rows[0]?.capture_state ?? null;
+}
+
+/** The order a processor payment id belongs to (events that name only the payment, e.g. Stripe's charge.refunded). */
+export async function orderIdByProviderRef(db: Db, providerRef: string): Promise<string | null> {
+  const { rows } = await db.query<{ order_id: string }>(`SELECT order_id FROM payments WHERE provider_ref = $1 ORDER BY attempt DESC LIMIT 1`, [providerRef]);
+  return rows[0]?.order_id ?? null;
 }

@@ -131,7 +131,11 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.testDiagnostics && config.nodeEnv !== 'production') app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
-  app.route('/', livePage({ listSkus: () => catalog!.listSkus(), publicKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'public')?.key }));
+  app.route('/', livePage({
+    listSkus: () => catalog!.listSkus(),
+    publicKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'public')?.key,
+    channelListings: (sku) => channels!.listingsOfSku(sku),
+  }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,
     retentionIntervalMs: config.retention.intervalMs,

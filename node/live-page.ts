@@ -27,6 +27,11 @@ export type LivePageOptions = {
    * localStorage). A public key sees an order only with the token placeOrder returned for it, which the page keeps.
    */
   publicKey?: string;
+  /**
+   * Every marketplace channel's listing of a SKU (docs/channels.md): shown on the product page and served as JSON at
+   * /products/:sku/channels, which the page polls. Absent: no marketplace section.
+   */
+  channelListings?: (sku: string) => Promise<{ channelId: string; channelName: string; desiredQuantity: number; pushedQuantity: number | null; pending: boolean }[]>;
 };
 
 /**
@@ -46,6 +51,17 @@ export function livePage(opts: LivePageOptions) {
       skus: await opts.listSkus(),
     })),
   );
+  // What each marketplace lists of the SKU: the quantity it acknowledged, what it should list, and whether a push is on its way.
+  app.get('/products/:sku/channels', async (c) => {
+    const sku = c.req.param('sku');
+    if (!opts.channelListings || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(sku)) return c.json({ channels: [] });
+    const rows = await opts.channelListings(sku);
+    return c.json(
+      { channels: rows.map((r) => ({ id: r.channelId, name: r.channelName, listed: r.pushedQuantity, desired: r.desiredQuantity, pending: r.pending })) },
+      200,
+      { 'cache-control': 'no-store' },
+    );
+  });
   app.get('/products/:sku', (c) => {
     const sku = c.req.param('sku');
     return c.html(
@@ -54,7 +70,9 @@ export function livePage(opts: LivePageOptions) {
         `<div class="card"><h1 id="name">Loading...</h1><div class="price" id="price"></div>
 <div class="row"><span class="badge" id="badge-${esc(sku)}"></span><span class="units" id="units-${esc(sku)}"></span></div>
 <button id="buy" disabled>Buy</button><button id="release" class="secondary hidden">Release my hold</button>
-<div class="status" id="status" role="status" aria-live="polite"></div><p class="live" id="live"></p></div>`,
+<div class="status" id="status" role="status" aria-live="polite"></div><p class="live" id="live"></p></div>
+<section class="card channels${opts.channelListings ? '' : ' hidden'}" id="channels"><h2>On marketplaces</h2>
+<table><thead><tr><th>channel</th><th>listed</th><th>should list</th><th></th></tr></thead><tbody id="channel-rows"><tr><td colspan="4">none</td></tr></tbody></table></section>`,
         { page: 'product', key, sku },
       ),
     );

@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { applyPaymentEvent } from '../db/payments-store.js';
+import { applyPaymentEvent, orderIdByProviderRef } from '../db/payments-store.js';
 import { WebhookSignatureError, type Processor } from '../payments/processor.js';
 import type { Metrics } from '../common/metrics.js';
 import { isUuid } from './rules.js';
@@ -39,6 +39,8 @@ export async function handlePaymentWebhook(
     deps.metrics.paymentWebhooks.inc({ result: 'invalid' });
     return { status: 400, body: { received: false, error: err.message } };
   }
+  // an event that names only the payment (a charge's payment_intent) is matched by identity, never by search
+  if (event.outcome && !event.orderId && event.providerRef) event.orderId = await orderIdByProviderRef(deps.db, event.providerRef);
   if (!event.outcome || !event.orderId || !isUuid(event.orderId)) {
     deps.metrics.paymentWebhooks.inc({ result: 'ignored' });
     return { status: 200, body: { received: true, result: 'ignored' } };

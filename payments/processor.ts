@@ -13,7 +13,7 @@ export type PaymentEvent = {
   id: string;
   type: string;
   orderId: string | null;
-  outcome: 'approved' | 'declined' | 'action_required' | 'canceled' | null;
+  outcome: 'approved' | 'declined' | 'action_required' | 'canceled' | 'refunded' | null;
   /** the attempt's processor key (absent: the order's latest attempt) */
   paymentKey?: string;
   providerRef?: string;

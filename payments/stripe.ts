@@ -119,6 +119,7 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
         : event.type === 'payment_intent.payment_failed' ? 'declined'
         : event.type === 'payment_intent.requires_action' ? 'action_required'
         : event.type === 'payment_intent.canceled' ? 'canceled'
+        : event.type === 'charge.refunded' ? 'refunded'
         : null;
       const isIntent = obj.object === undefined || obj.object === 'payment_intent';
       return {

@@ -64,7 +64,7 @@ $$;
 
 -- Applies a payment outcome to an order by guarded transitions (I6, I7). Used by placeOrder, payOrder, webhooks and the
 -- reconciler. p_outcome: approved | declined | unknown | not_found | action_required | cancelled (the processor
--- confirmed our cancel). p_key: the attempt's processor key (NULL: the latest attempt); only the OPEN attempt of an
+-- confirmed our cancel) | refunded (the processor confirms a refund: the order's pending compensation is done). p_key: the attempt's processor key (NULL: the latest attempt); only the OPEN attempt of an
 -- AWAITING_PAYMENT order moves it. A success for anything else is never dropped: a RESERVED (or expired, never
 -- paid through us) order is confirmed the same way as confirmOrder (confirm_paid_order, 080_checkout.sql), a released
 -- one records one compensation.
@@ -87,6 +87,11 @@ BEGIN
   SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- lock order: the order row first
   IF NOT FOUND THEN
     RETURN jsonb_build_object('kind', 'noop');
+  END IF;
+  IF p_outcome = 'refunded' THEN
+    -- the processor confirms money went back (Stripe charge.refunded): a pending compensation is done, once
+    UPDATE compensations SET state = 'DONE', done_at = now(), lease_until = NULL WHERE order_id = p_order_id AND state = 'PENDING';
+    RETURN jsonb_build_object('kind', CASE WHEN FOUND THEN 'refunded' ELSE 'noop' END, 'order', order_json(p_order_id));
   END IF;
   SELECT max(attempt) INTO v_latest FROM payments WHERE order_id = p_order_id;
   IF p_key IS NULL THEN

@@ -193,6 +193,30 @@
     } finally { release.disabled = false; }
   });
 
+  // Per-channel listed quantities (docs/channels.md): read now, again after every availability change and every 2 s
+  // (a marketplace acknowledges a push a moment after the change the page heard about).
+  const channelRows = $('channel-rows');
+  function showChannels() {
+    if (!channelRows) return;
+    fetch('/products/' + encodeURIComponent(sku) + '/channels').then((r) => r.json()).then((d) => {
+      channelRows.replaceChildren(...(d.channels.length ? d.channels.map((ch) => {
+        const tr = document.createElement('tr');
+        tr.id = 'channel-' + ch.id;
+        for (const v of [ch.name, ch.listed === null ? '-' : ch.listed, ch.desired, ch.pending ? 'pushing...' : 'in sync']) {
+          const td = document.createElement('td');
+          td.textContent = String(v);
+          tr.appendChild(td);
+        }
+        return tr;
+      }) : [Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="4">none</td>' })]));
+    }).catch(() => {});
+  }
+  if (channelRows) {
+    showChannels();
+    setInterval(showChannels, 2000);
+    document.addEventListener('availability', (e) => { if (e.detail.sku === sku) setTimeout(showChannels, 300); });
+  }
+
   gql(`query($sku: String!) { product(sku: $sku) { sku name price { amount currencyCode } availability { ${AVAIL} } } }`, { sku })
     .then((d) => {
       if (!d.product) { $('name').textContent = 'No such product'; return; }
