@@ -73,7 +73,8 @@ export type AppDeps = {
   clientIp?: (c: HonoContext<Env>) => string | undefined;
   /**
    * Marketplace channels (docs/channels.md): the webhook's signature tolerance and body limit, and whom to wake when a
-   * marketplace order left work for the pusher (an oversell's cancellation). Absent: defaults (300 s, 256 KiB).
+   * marketplace order left work for the pusher (an oversell's cancellation). Absent: 300 s, and the payment webhooks'
+   * body limit.
    */
   channels?: { toleranceSeconds?: number; maxBodyBytes?: number; onIncident?: () => void };
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
@@ -154,7 +155,7 @@ export function createApp(deps: AppDeps) {
       db: deps.db,
       metrics: deps.metrics,
       onOutboxWritten: deps.onOutboxWritten,
-      maxBodyBytes: deps.channels?.maxBodyBytes ?? 262_144,
+      maxBodyBytes: deps.channels?.maxBodyBytes ?? deps.webhookMaxBodyBytes ?? 262_144,
       toleranceSeconds: deps.channels?.toleranceSeconds ?? 300,
       onIncident: deps.channels?.onIncident,
     }));

@@ -232,3 +232,9 @@ export async function keyedStockWrite(
     throw err;
   }
 }
+
+/** One page of SKUs in SKU order after `after` (exclusive): the catalog connection's keyset scan on the primary key. */
+export async function pageSkus(db: Db, after: string | null, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ sku: string }>(`SELECT sku FROM products WHERE ($1::text IS NULL OR sku > $1) ORDER BY sku LIMIT $2`, [after, limit]);
+  return rows.map((r) => r.sku);
+}

@@ -171,3 +171,23 @@ export async function findAnyOrder(db: Db, orderId: string): Promise<OrderRecord
   const { rows } = await db.query<{ j: any }>('SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid', [orderId]);
   return rows[0] ? toOrder(rows[0].j) : null;
 }
+
+/**
+ * One page of orders, newest first, keyset on (created_at, id) after the cursor `after` (exclusive). `clientId` null:
+ * every client's (admin). Uses orders_client_customer_idx / orders_client_idx.
+ */
+export async function pageOrders(
+  db: Db,
+  f: { clientId: string | null; customerId: string | null; status: string | null; after: { createdAt: string; id: string } | null; limit: number },
+): Promise<(OrderRecord & { cursorKey: { createdAt: string; id: string } })[]> {
+  const { rows } = await db.query<{ j: any; c: string; id: string }>(
+    `SELECT order_json(o.id) AS j, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS c, o.id
+       FROM orders o
+      WHERE ($1::text IS NULL OR o.client_id = $1) AND ($2::text IS NULL OR o.customer_id = $2) AND ($3::text IS NULL OR o.status = $3)
+        AND ($4::timestamptz IS NULL OR (o.created_at, o.id) < ($4::timestamptz, $5::uuid))
+      ORDER BY o.created_at DESC, o.id DESC
+      LIMIT $6`,
+    [f.clientId, f.customerId, f.status, f.after?.createdAt ?? null, f.after?.id ?? null, f.limit],
+  );
+  return rows.map((r) => ({ ...toOrder(r.j), cursorKey: { createdAt: r.c, id: r.id } }));
+}

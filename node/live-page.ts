@@ -69,7 +69,7 @@ export function livePage(opts: LivePageOptions) {
         `${sku} - lastunit`,
         `<div class="card"><h1 id="name">Loading...</h1><div class="price" id="price"></div>
 <div class="row"><span class="badge" id="badge-${esc(sku)}"></span><span class="units" id="units-${esc(sku)}"></span></div>
-<button id="buy" disabled>Buy</button><button id="release" class="secondary hidden">Release my hold</button>
+<button id="buy" disabled>Reserve</button><button id="pay" class="hidden">Pay</button><button id="release" class="secondary hidden">Release my hold</button>
 <div class="status" id="status" role="status" aria-live="polite"></div><p class="live" id="live"></p></div>
 <section class="card channels${opts.channelListings ? '' : ' hidden'}" id="channels"><h2>On marketplaces</h2>
 <table><thead><tr><th>channel</th><th>listed</th><th>should list</th><th></th></tr></thead><tbody id="channel-rows"><tr><td colspan="4">none</td></tr></tbody></table></section>`,

@@ -12,6 +12,8 @@ import { createReleaseReservation } from './release-order.js';
 import { createPayOrder } from './pay-order.js';
 import { createConfirmOrder } from './confirm-order.js';
 import { createAdminOrders } from './admin-orders.js';
+import { createPages } from './pages.js';
+import { findProducts } from '../db/catalog-store.js';
 import { latestPayment, type PaymentView } from '../db/payments-store.js';
 import { refuse } from './errors.js';
 import { isUuid } from './rules.js';
@@ -83,6 +85,8 @@ export function createOrders(deps: OrdersDeps) {
     },
     confirmOrder: createConfirmOrder({ ...deps, onOutboxWritten }),
     ...createAdminOrders({ ...deps, processor: deps.payments?.processor, onOutboxWritten }),
+    /** catalog(first, after) and orders(customerId, status, first, after) as Relay connections (orders/pages.ts) */
+    pages: createPages({ db: deps.db, findProducts: (skus) => findProducts(deps.db, skus) }),
     /** The latest payment attempt of one of the caller's orders (Order.payment); null: none. */
     getPayment: (caller: { clientId: string; role?: string }, orderId: string): Promise<PaymentView | null> =>
       latestPayment(deps.db, caller.role === 'admin' ? null : caller.clientId, orderId),

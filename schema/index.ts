@@ -6,6 +6,7 @@ import './order.js';
 import './subscription.js';
 import './partner.js';
 import './channel.js';
+import './pages.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

@@ -6,7 +6,7 @@ import { rejectionOf } from '../orders/errors.js';
 import { toUserError } from '../resolvers/user-errors.js';
 import * as r from '../resolvers/orders.js';
 
-const OrderStatus = builder.enumType('OrderStatus', {
+export const OrderStatus = builder.enumType('OrderStatus', {
   description: 'Where an order is in its life (docs/architecture.md, "The life of an order").',
   values: {
     PROCESSING: { description: 'The first request with this key is still running.' },

@@ -90,6 +90,31 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     await shot(/sold out/.test(texts[0]!) ? one : two, 'page-6-lost-the-race');
   });
 
+  it('checks out in two steps: Reserve holds the unit, then Pay pays for the hold', async () => {
+    const res = await fetch(`${host.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
+      body: JSON.stringify({ query: CREATE_PRODUCT, variables: { input: { sku: 'TWO-1', name: 'Reserve then pay', priceAmount: 5000, currencyCode: 'USD', initialStock: 1 } } }),
+    });
+    expect(((await res.json()) as any).data.createProduct.userErrors).toEqual([]);
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    await page.goto(`${host.url}/products/TWO-1?key=${PUBLIC_KEY}`);
+    await page.locator('#live').filter({ hasText: 'Live:' }).waitFor();
+    await expect.poll(() => page.locator('#buy').textContent()).toBe('Reserve');
+    expect(await page.locator('#pay').isVisible()).toBe(false);
+    await page.click('#buy');
+    await page.locator('#status').filter({ hasText: 'reserved for you' }).waitFor();
+    expect(await page.locator('#pay').isVisible()).toBe(true);
+    await shot(page, 'page-7-reserved-then-pay');
+    await page.click('#pay');
+    await page.locator('#status').filter({ hasText: 'Paid' }).waitFor();
+    expect(await page.locator('#pay').isVisible()).toBe(false);
+    await shot(page, 'page-8-paid');
+    const inv = await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = 'TWO-1'`);
+    expect(inv.rows[0]).toEqual({ available: 0, reserved: 0, sold: 1 });
+  });
+
   it('lists the catalog with live badges', async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await context.newPage();

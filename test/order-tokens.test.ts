@@ -7,6 +7,7 @@ import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { createTestDatabase } from './support/db.js';
 import { subscribe } from './support/ws.js';
 import { sha256Hex } from '../common/hash.js';
+import { persistedRequest } from '../kit/persisted.js';
 
 const tdb = await createTestDatabase();
 const KEY = { web: 'order_tokens_public_key_001', shop: 'order_tokens_storefront_key1', admin: 'order_tokens_admin_key_00001' };
@@ -111,5 +112,18 @@ describe('a public key', () => {
     await release(o.order.id, o.orderToken);
     expect((await watch.waitFor((e) => e.status === 'CANCELLED')).id).toBe(o.order.id);
     for (const s of [avail, denied, wrong, watch]) await s.close();
+  });
+
+  it('does the same through the shipped persisted operations (PlaceOrder returns the token, Order takes it)', async () => {
+    const run = async (name: string, variables: Record<string, unknown>) => {
+      const res = await fetch(persistedRequest(name, variables, KEY.web, undefined, srv.url));
+      return ((await res.json()) as any).data;
+    };
+    const placed = (await run('PlaceOrder', { input: { idempotencyKey: 'tok-persisted', customerId: 'browser-customer', lines: [{ sku: 'TOK-1', quantity: 1 }] } })).placeOrder;
+    expect(placed.orderToken).toMatch(/^ot_/);
+    expect((await run('Order', { id: placed.order.id })).order).toBeNull();
+    expect((await run('Order', { id: placed.order.id, token: placed.orderToken })).order).toMatchObject({ id: placed.order.id, status: 'RESERVED' });
+    const released = (await run('ReleaseReservation', { input: { orderId: placed.order.id, token: placed.orderToken } })).releaseReservation;
+    expect(released.order.status).toBe('CANCELLED');
   });
 });

@@ -26,7 +26,9 @@ BEGIN
     -- I6: only HELD holds move; their counters stay counted as bought (I12) and the hold stops counting (I14).
     PERFORM move_reserved_units(ARRAY[p_order_id], 'HELD', 'SOLD', NULL);
   ELSIF v_status IN ('EXPIRED', 'CANCELLED', 'REJECTED')
-        AND EXISTS (SELECT 1 FROM reservations WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED')) THEN
+        AND EXISTS (SELECT 1 FROM reservations WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED'))
+        -- never an order that was paid and then cancelled (cancelOrder): its money is already being given back
+        AND NOT EXISTS (SELECT 1 FROM payments WHERE order_id = p_order_id AND state IN ('AUTHORIZED', 'EXTERNAL')) THEN
     BEGIN  -- a subtransaction: a line that cannot be re-claimed undoes the others, their events and their row locks
       -- a bundle's reservation re-claims its components (expand_bundle_lines, 091_bundles.sql), summed per SKU, in SKU order
       FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(

@@ -100,7 +100,7 @@
 
   // The product page.
   const sku = cfg.sku;
-  const buy = $('buy'), release = $('release'), status = $('status');
+  const buy = $('buy'), pay = $('pay'), release = $('release'), status = $('status');
   let available = 0, order = null, timer = null, stopOrderSub = null, poll = null;
   const customerId = localStorage.getItem('lastunit.customer') || crypto.randomUUID();
   localStorage.setItem('lastunit.customer', customerId);
@@ -113,7 +113,9 @@
     const held = order && order.status === 'RESERVED';
     const checking = order && (order.status === 'PROCESSING' || order.status === 'AWAITING_PAYMENT');
     buy.disabled = held || checking || (available === 0 && !sessionStorage.getItem(pendingKey));
-    buy.textContent = sessionStorage.getItem(pendingKey) ? 'Try again' : available === 0 ? 'Sold out' : 'Buy';
+    buy.textContent = sessionStorage.getItem(pendingKey) ? 'Try again' : available === 0 ? 'Sold out' : 'Reserve';
+    buy.classList.toggle('hidden', !!held); // two steps: Reserve holds the unit, then Pay pays for the hold
+    pay.classList.toggle('hidden', !held);
     release.classList.toggle('hidden', !held);
   }
   document.addEventListener('availability', (e) => { if (e.detail.sku === sku) { available = e.detail.available; refreshButtons(); } });
@@ -180,6 +182,21 @@
     }
   }
   buy.addEventListener('click', placeOrder);
+  // Step two: pay for the held unit (payOrder; the demo pays with the sandbox's approving card). A decline keeps the
+  // hold, so the shopper may try again until it runs out; an answer still pending is followed like any order.
+  pay.addEventListener('click', async () => {
+    pay.disabled = true;
+    say('Paying...');
+    try {
+      const d = await gql(`mutation($input: PayOrderInput!) { payOrder(input: $input) { order { ${ORDER} } userErrors { code message } } }`,
+        { input: { orderId: order.id, token: tokenOf(order.id), payment: { provider: 'sandbox', token: cfg.payToken || 'tok_approve' } } });
+      const p = d.payOrder, err = p.userErrors[0];
+      if (p.order) showOrder(p.order, err);
+      if (err) say(err.code === 'PAYMENT_DECLINED' ? 'Your card was declined. The unit stays reserved for you: try again.' : err.message, 'bad');
+    } catch (e) {
+      say('We could not reach the shop; your hold is unchanged. Try again.', 'bad');
+    } finally { pay.disabled = false; }
+  });
   release.addEventListener('click', async () => {
     release.disabled = true;
     try {
