@@ -1,8 +1,8 @@
 // `npm run bench:profile`: where the server's CPU goes under the hot-SKU load. Starts the real server with
 // `node --cpu-prof`, sends placeOrder for a hot SKU (PROFILE_CLIENTS 64, PROFILE_DURATION_S 10) or, with
 // PROFILE_SOLD_OUT=1, for a sold-out one, or with PROFILE_QUERY=trivial `{ __typename }`, stops it, and prints the top frames by self time and the time per package.
-// DATABASE_URL: the bench database is created there (else an embedded PostgreSQL). 127.0.0.1 only; bounded.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+// PROFILE_KEEP=<prefix>: keep the .cpuprofile as <prefix>-<name>. DATABASE_URL: the bench database is created there (else an embedded PostgreSQL). 127.0.0.1 only; bounded.
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -70,6 +70,7 @@ async function main() {
     }
     const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
     for (const f of files) console.log(summarize(JSON.parse(await readFile(path.join(dir, f), 'utf8')) as Profile));
+    if (process.env.PROFILE_KEEP) for (const f of files) await copyFile(path.join(dir, f), `${process.env.PROFILE_KEEP}-${f}`);
   } finally {
     await db.drop();
     await rm(dir, { recursive: true, force: true });

@@ -88,8 +88,8 @@ BEGIN
 
   -- Sold out at a glance: a line whose SKU has fewer units available than it asks for (committed state, no lock) is
   -- refused now, as its conditional UPDATE would refuse it at this instant: the key row (above) and the order, REJECTED
-  -- from the start, with its lines and its order-status event, so the same key replays the same answer; no hold, no
-  -- reservation, no hold counter, nothing to undo. Bundles take the full path (their stock is their components').
+  -- from the start, with its lines, so the same key replays the same answer; no hold, no reservation, no hold counter,
+  -- no order-status event, nothing to undo. Bundles take the full path (their stock is their components').
   IF NOT v_has_bundle THEN
     SELECT l.sku, l.quantity, i.available INTO v_short
       FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) JOIN inventory i ON i.sku = l.sku
@@ -104,9 +104,8 @@ BEGIN
       VALUES (v_order_id, p_client_id, p_customer_id, 'REJECTED', v_total, v_currency, v_now, v_now, v_rejection);
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
       SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
-      INSERT INTO outbox (topic, aggregate_key, payload)
-      VALUES ('order_status', v_order_id::text,
-              jsonb_build_object('orderId', v_order_id, 'clientId', p_client_id, 'status', 'REJECTED', 'updatedAt', v_now));
+      -- No order-status event: the order is born final and its id is first known from this answer, so no subscriber can
+      -- be waiting for it and no change of it can follow (an event would only cost the relay a read and a write).
       IF p_payment THEN  -- nothing to pay for: the key is final now
         UPDATE idempotency_keys SET state = 'DONE' WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
       END IF;
