@@ -31,6 +31,7 @@ export async function insertChannel(
       [c.id, c.name, c.kind, c.endpoint, c.buffer, c.maxListed, c.percent, c.zeroAtOrBelow, c.maxPushesPerSecond, c.webhookSecret],
     );
     if (!rows[0]) return null;
+    await tx.query('SELECT flag_inventory_listed()'); // the first channel: every row's changes are followed from now on
     await tx.query('SELECT recompute_channel_listings($1)', [c.id]);
     return toChannel(rows[0]);
   });
@@ -171,11 +172,14 @@ export async function leasePushes(db: Db, channelId: string, limit: number, leas
     .sort((a, b) => Number(b.quantity < (b.previous ?? Infinity)) - Number(a.quantity < (a.previous ?? Infinity)) || a.desiredAt.getTime() - b.desiredAt.getTime());
 }
 
-/** The marketplace acknowledged `version` (or a newer one): recorded only if nothing newer was recorded (never backwards). */
+/** The marketplace acknowledged `version` (or has a newer one): recorded only if nothing newer was (never backwards); the lease ends either way. */
 export async function markPushed(db: Db, j: { channelId: string; sku: string; quantity: number; version: number }): Promise<void> {
   await db.run(
-    `UPDATE channel_listings SET pushed_quantity = $3, pushed_version = $4, pushed_at = now(), attempts = 0, lease_until = NULL, last_error = NULL
-      WHERE channel_id = $1 AND sku = $2 AND pushed_version < $4`,
+    `UPDATE channel_listings
+        SET pushed_quantity = CASE WHEN pushed_version < $4 THEN $3 ELSE pushed_quantity END,
+            pushed_at = CASE WHEN pushed_version < $4 THEN now() ELSE pushed_at END,
+            pushed_version = greatest(pushed_version, $4), attempts = 0, lease_until = NULL, last_error = NULL
+      WHERE channel_id = $1 AND sku = $2`,
     [j.channelId, j.sku, j.quantity, j.version],
   );
 }

@@ -6,6 +6,10 @@ import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { KEYS, CREATE_PRODUCT } from './support/app.js';
 import { startMarketplaceSandbox, type MarketplaceSandbox } from '../channels/sandbox-marketplace.js';
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const CHROMIUM = '/usr/bin/chromium';
 
 const API_KEYS = `storefront:${KEYS.storefront},admin:${KEYS.admin}`;
 
@@ -66,5 +70,23 @@ describe('channels in the Node host', () => {
     expect(listed.channels).toEqual([{ id: 'mkt', name: 'The Market', listed: 1, desired: 1, pending: false }]);
     const metrics = await (await fetch(`${host.url}/metrics`)).text();
     expect(metrics).toMatch(/lastunit_channel_push_lag_seconds_count\{channel="mkt"\} [1-9]/);
+  });
+
+  it.skipIf(!existsSync(CHROMIUM))('the product page renders each channel\'s listed quantity and follows a change', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      // the page asks for a key in ?key= when the host was given API_KEYS (this test has no public key: a storefront one)
+      await page.goto(`${host.url}/products/HOST-1?key=${KEYS.storefront}`);
+      const row = page.locator('#channel-mkt');
+      await row.filter({ hasText: 'The Market' }).filter({ hasText: 'in sync' }).waitFor();
+      expect(await row.locator('td').allTextContents()).toEqual(['The Market', '1', '1', 'in sync']);
+      // a restock: the page shows the new listed quantity once the marketplace acknowledged it (it polls)
+      await gql(KEYS.admin, `mutation { restock(input: {sku: "HOST-1", quantity: 3}) { userErrors { code } } }`);
+      await row.filter({ hasText: /^The Market\s*4\s*4\s*in sync$/ }).waitFor({ timeout: 15_000 });
+      expect(m.listed('HOST-1')).toBe(4);
+    } finally {
+      await browser.close();
+    }
   });
 });

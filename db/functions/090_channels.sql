@@ -15,7 +15,7 @@ $$;
 -- expiry, restock, stock-take, payment outcome, marketplace order), in that write's transaction and under its row
 -- lock, so the newest desired quantity per (channel, SKU) is always the one of the newest committed change. Only a
 -- changed desired quantity is written (coalesced: one row per channel and SKU, the pusher sends the newest only).
--- With no channel the trigger's INSERT reads an empty table: the storefront claim pays one trigger call, nothing more.
+-- It fires only for rows flagged `listed` (db/migrations/0032): with no channel, a storefront claim pays nothing here.
 CREATE OR REPLACE FUNCTION channel_listings_follow() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -32,9 +32,34 @@ END
 $$;
 
 CREATE OR REPLACE TRIGGER inventory_channel_listings_update AFTER UPDATE OF available ON inventory
-  FOR EACH ROW WHEN (OLD.available IS DISTINCT FROM NEW.available) EXECUTE FUNCTION channel_listings_follow();
+  FOR EACH ROW WHEN (NEW.listed AND OLD.available IS DISTINCT FROM NEW.available) EXECUTE FUNCTION channel_listings_follow();
 CREATE OR REPLACE TRIGGER inventory_channel_listings_insert AFTER INSERT ON inventory
-  FOR EACH ROW EXECUTE FUNCTION channel_listings_follow();
+  FOR EACH ROW WHEN (NEW.listed) EXECUTE FUNCTION channel_listings_follow();
+
+-- A new inventory row is listed when a channel exists (the first createChannel flags the rows that existed before it).
+CREATE OR REPLACE FUNCTION inventory_listed_flag() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.listed := EXISTS (SELECT 1 FROM channels);
+  RETURN NEW;
+END
+$$;
+CREATE OR REPLACE TRIGGER inventory_listed_on_insert BEFORE INSERT ON inventory
+  FOR EACH ROW EXECUTE FUNCTION inventory_listed_flag();
+
+-- createChannel's first step: with the first channel every inventory row becomes listed. The SHARE lock waits for
+-- writers in flight and holds new ones until this transaction commits, so no row is inserted unflagged or changes
+-- `available` unseen between the flagging and the listings computed next (recompute_channel_listings). Once every row
+-- is listed (any later channel), no lock is taken.
+CREATE OR REPLACE FUNCTION flag_inventory_listed() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM inventory WHERE NOT listed) THEN
+    LOCK TABLE inventory IN SHARE MODE;
+    UPDATE inventory SET listed = true WHERE NOT listed;
+  END IF;
+END
+$$;
 
 -- A channel's listings recomputed for every SKU (createChannel, updateChannel): inventory rows are read FOR SHARE, so a
 -- change in flight commits first (and its trigger wrote the old rules' figure, overwritten here), and a change after
