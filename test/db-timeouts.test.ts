@@ -1,10 +1,11 @@
 // Database session bounds (issue 9, item 7): DATABASE_LOCK_TIMEOUT_MS reaches the sessions of both drivers, so a
 // request stuck behind a lock held elsewhere becomes an error instead of waiting. Through the real Node host (pg) and
 // the worker in workerd (Neon driver).
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KEYS, startTestApp } from './support/app.js';
-import { spawnServer, type ServerProcess } from '../kit/server.js';
+import { runScript, spawnServer, type ServerProcess } from '../kit/server.js';
 import { WORKER_API_KEYS, startLocalWorker, type LocalWorker } from '../kit/worker.js';
 
 const t = await startTestApp();
@@ -63,5 +64,24 @@ describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
     expect(r.body.data?.product ?? null).toBeNull();
     const ok = await w.fetch(request('http://edge.test/graphql'));
     expect(((await ok.json()) as any).data.product.sku).toBe('TIMEOUT-1');
+  });
+});
+
+describe('DATABASE_CONNECT_TIMEOUT_MS bounds a wait for a connection', () => {
+  it('a database that accepts the connection and never answers fails the start instead of hanging it', async () => {
+    // a TCP server that takes connections and says nothing, as a stuck database or a black-holed proxy does
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((sock) => void sockets.push(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    stops.push(async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    });
+    const port = (silent.address() as net.AddressInfo).port;
+    // (runScript blocks this process; the kernel still completes the child's connection from the listen backlog, and
+    // nobody ever answers it: exactly a database that hangs)
+    const r = runScript('node/migrate-cli.ts', { DATABASE_URL: `postgres://u:p@127.0.0.1:${port}/db`, DATABASE_CONNECT_TIMEOUT_MS: '300' }, 30_000);
+    expect(r.status).toBe(1); // a start failure, not the 30 s kill (status null)
+    expect(`${r.stdout}${r.stderr}`).toMatch(/timeout/i);
   });
 });
