@@ -24,6 +24,8 @@ export type ChannelInput = {
   percent?: number | null;
   zeroAtOrBelow?: number | null;
   maxPushesPerSecond?: number | null;
+  /** the marketplace's own signing secret (Shopify signs webhooks with the app's client secret); absent: one is generated */
+  webhookSecret?: string | null;
 };
 export type ChannelPatch = { id: string; name?: string | null; endpoint?: string | null } & Partial<Pick<ChannelInput, 'buffer' | 'maxListed' | 'percent' | 'zeroAtOrBelow' | 'maxPushesPerSecond'>>;
 
@@ -56,7 +58,9 @@ export function createChannels({ db }: { db: Db }) {
       const bad = badRules(input);
       if (bad) return failed('INVALID_INPUT', bad[1], [bad[0]]);
       const random = crypto.getRandomValues(new Uint8Array(24)); // Web Crypto: this file is in the worker bundle too
-      const webhookSecret = `chsec_${btoa(String.fromCharCode(...random)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+      if (input.webhookSecret != null && (input.webhookSecret.length < 16 || input.webhookSecret.length > 512))
+        return failed('INVALID_INPUT', 'webhookSecret must be 16 to 512 characters', ['webhookSecret']);
+      const webhookSecret = input.webhookSecret ?? `chsec_${btoa(String.fromCharCode(...random)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
       const channel = await store.insertChannel(db, {
         id: input.id,
         name: input.name.trim(),

@@ -82,6 +82,10 @@ const CreateChannelInput = builder.inputType('CreateChannelInput', {
     percent: t.int({ required: false, description: 'Default 100.' }),
     zeroAtOrBelow: t.int({ required: false, description: 'Default 0.' }),
     maxPushesPerSecond: t.int({ required: false, description: 'Default 5 (Amazon patchListingsItem).' }),
+    webhookSecret: t.string({
+      required: false,
+      description: "The marketplace's own signing secret, when it has one (Shopify: the app's client secret); absent: lastunit generates one.",
+    }),
   }),
 });
 const UpdateChannelInput = builder.inputType('UpdateChannelInput', {

@@ -148,7 +148,11 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
 
   it("reads Shopify's orders/create and orders/cancelled, deduplicated on X-Shopify-Event-Id", async () => {
     await t.product('CH-SHOP', 4);
-    const { webhookSecret } = await t.createChannel({ id: 'shop', kind: 'SHOPIFY', endpoint: 'http://127.0.0.1:9/admin/api/2025-10/graphql.json' });
+    // Shopify signs with the app's client secret: the admin hands it over
+    const appSecret = 'shpss_the_apps_client_secret_0001';
+    const { webhookSecret } = await t.createChannel({ id: 'shop', kind: 'SHOPIFY', endpoint: 'http://127.0.0.1:9/admin/api/2025-10/graphql.json', webhookSecret: appSecret });
+    expect(webhookSecret).toBe(appSecret);
+    expect((await t.createChannel({ id: 'shop-short', kind: 'SHOPIFY', endpoint: 'http://x', webhookSecret: 'short' })).userErrors[0]).toMatchObject({ code: 'INVALID_INPUT', field: ['input', 'webhookSecret'] });
     // a REST id beyond 2^53: the exact digits are kept (admin_graphql_api_id)
     const orderId = '9007199254740993123';
     const lines = [{ sku: 'CH-SHOP', quantity: 3 }];
