@@ -21,7 +21,7 @@ import { channelWebhooks } from './channel-webhooks.js';
 import { createChannels } from '../orders/channels.js';
 import { useLimits } from './use-limits.js';
 import { useNoIntrospection } from './use-no-introspection.js';
-import { refuseBatches, requestBodyLimit } from './request-guards.js';
+import { refuseBatches, requestBodyLimit, useSharedBody } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
 import { refuseAmbiguousOperations } from './operation.js';
 import { demoteInputErrors } from './input-errors.js';
@@ -112,8 +112,12 @@ export function createApp(deps: AppDeps) {
     landingPage: false,
     maskedErrors: true,
     batching: false,
+    // requestBodyLimit below refuses a larger body before Yoga sees it (Yoga's own limit would rebuild every request
+    // around a counting stream)
+    maxRequestBodySize: false,
     logging: demoteInputErrors(deps.logger),
     plugins: [
+      useSharedBody(),
       ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),

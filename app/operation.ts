@@ -2,6 +2,7 @@
 // below, the edge cache, Yoga's persisted-operations plugin), so none of them can pick a different one than another.
 import type { MiddlewareHandler } from 'hono';
 import { sha256Hex } from '../common/hash.js';
+import { graphqlBodyOf } from './request-guards.js';
 
 type Params = { query?: unknown; extensions?: unknown; documentId?: unknown };
 
@@ -65,16 +66,10 @@ export async function ambiguousOperation(params: Params, url?: URL): Promise<str
  */
 export function refuseAmbiguousOperations(): MiddlewareHandler {
   return async function refuseAmbiguousOperations(c, next) {
-    const url = new URL(c.req.url);
-    let params: Params = {};
-    if (c.req.method === 'POST' && (c.req.header('content-type') ?? '').includes('json')) {
-      try {
-        const body = JSON.parse(await c.req.raw.clone().text()) as unknown;
-        if (body && typeof body === 'object' && !Array.isArray(body)) params = body as Params;
-      } catch {
-        // not JSON: Yoga answers it
-      }
-    }
+    const url = c.req.url.includes('?') ? new URL(c.req.url) : undefined; // a URL object only when there is a query string
+    const body = await graphqlBodyOf(c);
+    const value = body?.json.ok ? body.json.value : undefined; // not JSON: Yoga answers it
+    const params: Params = value && typeof value === 'object' && !Array.isArray(value) ? (value as Params) : {};
     const why = await ambiguousOperation(params, url);
     if (why) return c.json({ errors: [{ message: why, extensions: { code: 'AMBIGUOUS_OPERATION' } }] }, 400);
     return next();

@@ -13,13 +13,17 @@ export type RateLimitStore = {
 /** A store in this process's memory: right for one instance (the embedded default); use Redis for several. */
 export function memoryRateLimitStore(now: () => number = Date.now): RateLimitStore {
   const windows = new Map<string, { start: number; count: number }>();
+  let sweptFor = -1; // the window start the last sweep kept: one sweep per window, not one scan per new key
   return {
     async hit(key, windowMs) {
       const t = now();
       const start = t - (t % windowMs);
       let w = windows.get(key);
       if (!w || w.start !== start) {
-        if (windows.size > 10_000) for (const [k, v] of windows) if (v.start !== start) windows.delete(k);
+        if (windows.size > 10_000 && sweptFor !== start) {
+          sweptFor = start;
+          for (const [k, v] of windows) if (v.start !== start) windows.delete(k);
+        }
         w = { start, count: 0 };
         windows.set(key, w);
       }

@@ -1,13 +1,13 @@
 // `npm run bench:profile`: where the server's CPU goes under the hot-SKU load. Starts the real server with
 // `node --cpu-prof`, sends placeOrder for a hot SKU (PROFILE_CLIENTS 64, PROFILE_DURATION_S 10) or, with
-// PROFILE_SOLD_OUT=1, for a sold-out one, stops it, and prints the top frames by self time and the time per package.
-// DATABASE_URL: the bench database is created there (else an embedded PostgreSQL). 127.0.0.1 only; bounded.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+// PROFILE_SOLD_OUT=1, for a sold-out one, or with PROFILE_QUERY=trivial `{ __typename }`, stops it, and prints the top frames by self time and the time per package.
+// PROFILE_KEEP=<prefix>: keep the .cpuprofile as <prefix>-<name>. DATABASE_URL: the bench database is created there (else an embedded PostgreSQL). 127.0.0.1 only; bounded.
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
-import { createProduct, runPlaceOrderLoad } from './http-load.js';
+import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
 import { startServer } from './server.js';
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number };
@@ -44,22 +44,33 @@ async function main() {
   const clients = Number(process.env.PROFILE_CLIENTS ?? 64);
   const durationS = Number(process.env.PROFILE_DURATION_S ?? 10);
   const soldOut = process.env.PROFILE_SOLD_OUT === '1';
+  const trivial = process.env.PROFILE_QUERY === 'trivial';
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lastunit-prof-'));
   const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   try {
     const srv = await startServer({ databaseUrl: db.url, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
     try {
+      if (trivial) {
+        const load = (durationS: number) =>
+          runHttpLoad({ port: srv.port, authorization: `Bearer ${srv.keys.storefront}`, nextBody: () => TRIVIAL_BODY, classify: classifyTrivial, connections: clients, durationS });
+        await load(2);
+        const o = await load(durationS);
+        console.log(`trivial { __typename }, ${clients} clients, ${durationS} s: ${o.claimed} answered, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`);
+      }
       const sku = `PROF-${randomBytes(3).toString('hex')}`;
-      await createProduct(srv, sku, soldOut ? 0 : 10_000_000);
-      // warm-up, then the measured load
-      await runPlaceOrderLoad({ srv, sku, keyPrefix: `${sku}-w`, connections: clients, amount: 500 });
-      const o = await runPlaceOrderLoad({ srv, sku, keyPrefix: `${sku}-m`, connections: clients, durationS });
-      console.log(`${soldOut ? 'sold-out' : 'hot SKU'} placeOrder, ${clients} clients, ${durationS} s: ${o.claimed} claimed, ${o.refused} refused, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`);
+      if (!trivial) {
+        await createProduct(srv, sku, soldOut ? 0 : 10_000_000);
+        // warm-up, then the measured load
+        await runPlaceOrderLoad({ srv, sku, keyPrefix: `${sku}-w`, connections: clients, amount: 500 });
+        const o = await runPlaceOrderLoad({ srv, sku, keyPrefix: `${sku}-m`, connections: clients, durationS });
+        console.log(`${soldOut ? 'sold-out' : 'hot SKU'} placeOrder, ${clients} clients, ${durationS} s: ${o.claimed} claimed, ${o.refused} refused, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`);
+      }
     } finally {
       await srv.stop('SIGTERM', 15_000);
     }
     const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
     for (const f of files) console.log(summarize(JSON.parse(await readFile(path.join(dir, f), 'utf8')) as Profile));
+    if (process.env.PROFILE_KEEP) for (const f of files) await copyFile(path.join(dir, f), `${process.env.PROFILE_KEEP}-${f}`);
   } finally {
     await db.drop();
     await rm(dir, { recursive: true, force: true });

@@ -58,6 +58,8 @@ export type PlaceOrderArgs = {
   /** whom the hold counts against (orders/buyer.ts) and how many active holds a buyer may have; 0 or absent: no limit (I14) */
   buyer?: string;
   maxActiveHolds?: number;
+  /** the SHA-256 of the order token this call hands out, written with a new order (never by a replay) */
+  tokenHash?: string | null;
 };
 
 /**
@@ -65,7 +67,7 @@ export type PlaceOrderArgs = {
  * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
  */
 export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11) AS r', [
+  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12) AS r', [
     a.clientId,
     a.customerId,
     a.key,
@@ -77,6 +79,7 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
     a.recoverySeconds ?? null,
     a.buyer ?? null,
     a.maxActiveHolds ?? 0,
+    a.tokenHash ?? null,
   ]);
   const r = rows[0]!.r;
   if (r.order) r.order = toOrder(r.order);
@@ -94,7 +97,7 @@ export async function placeOrders(
   retentionHours: number,
   maxActiveHolds = 0,
 ): Promise<PlaceOrderRow[]> {
-  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null }));
+  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null, tokenHash: a.tokenHash ?? null }));
   const { rows } = await db.run<{ r: any[] }>('SELECT place_orders($1::jsonb, $2, $3, $4) AS r', [
     JSON.stringify(payload),
     holdTtlSeconds,
@@ -129,15 +132,6 @@ export async function findOrder(db: Db, clientId: string, orderId: string, token
     [orderId, clientId, tokenHash ?? null],
   );
   return rows[0] ? toOrder(rows[0].j) : null;
-}
-
-/**
- * Records the hash of an order's token, once: true only for the call that set it (a replay, or a second caller, finds
- * one already there and hands out nothing).
- */
-export async function issueOrderToken(db: Db, orderId: string, tokenHash: string): Promise<boolean> {
-  const { rowCount } = await db.run('UPDATE orders SET token_hash = $2 WHERE id = $1::uuid AND token_hash IS NULL', [orderId, tokenHash]);
-  return rowCount === 1;
 }
 
 /** Expires one batch of holds past `expires_at` (SKIP LOCKED; see expire_due_holds). Returns what it expired. */

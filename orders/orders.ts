@@ -64,11 +64,11 @@ export function createOrders(deps: OrdersDeps) {
      * its hash is kept, so it cannot be handed out again.
      */
     placeOrder: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput): Promise<PlaceOrderResult & { orderToken: string | null }> => {
-      const r = await place(caller, input);
-      if (!r.order || r.replayed) return { ...r, orderToken: null };
+      // minted before the claim, its hash written with the order in the claiming statement: a new order (placed or
+      // rejected, never a replay) carries this call's token, so it is handed out; otherwise it is dropped unused
       const token = mintOrderToken();
-      const issued = await store.issueOrderToken(deps.db, r.order.id, await hashOrderToken(token));
-      return { ...r, orderToken: issued ? token : null };
+      const r = await place(caller, input, await hashOrderToken(token));
+      return { ...r, orderToken: r.order && !r.replayed ? token : null };
     },
     /** releaseReservation; a public key must present the order's token (without it: NOT_FOUND, nothing changes). */
     releaseReservation: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: ReleaseInput & { token?: string | null }): Promise<ReleaseResult> => {

@@ -79,7 +79,8 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
     return { ok: true, order, replayed: false };
   }
 
-  return async function placeOrder(caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput): Promise<PlaceOrderResult> {
+  /** `tokenHash`: the SHA-256 of the order token the caller hands out with a new order (written with the order) */
+  return async function placeOrder(caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput, tokenHash?: string): Promise<PlaceOrderResult> {
     const payment = input.payment ?? null;
     const invalid = validatePlaceOrder(input, settings);
     if (payment) invalid.push(...validatePayment(payment, payments?.processor.name ?? null));
@@ -98,6 +99,7 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
       recoverySeconds: payments?.settings.recoverySeconds ?? null,
       // I14: whom the hold counts against (a caller without a role is a server-side one)
       buyer: buyerOf({ role: caller.role ?? 'storefront', ip: caller.ip }, input.customerId),
+      tokenHash,
     });
     // after commit: wake the relay; a placed order changed its SKUs' availability (a rejected one did not)
     if (r.kind === 'placed') await onOutboxWritten(input.lines.map((l) => l.sku));

@@ -1,6 +1,6 @@
 // Sold-out answers are cheap (docs/database.md, prepare_order): a line the stock cannot cover at a glance is refused
-// before any hold, reservation or claim, yet the key row, the REJECTED order, its lines and its order-status event are
-// written, so the same key replays the same answer.
+// before any hold, reservation or claim, yet the key row, the REJECTED order and its lines are written, so the same key
+// replays the same answer. No order-status event: the order is born final, and its id is first known from the answer.
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from './support/app.js';
 
@@ -17,7 +17,7 @@ describe('a sold-out answer', () => {
     expect(r.userErrors[0]).toMatchObject({ code: 'SOLD_OUT', sku: 'SO-GONE', field: ['input', 'lines', '0'] });
   });
 
-  it('is recorded like any rejection: the same key replays it, the order reads back, one order-status event says REJECTED', async () => {
+  it('is recorded like any rejection: the same key replays it, the order reads back, and no order-status event is written for it', async () => {
     await t.product('SO-SHORT', 1);
     const input = { idempotencyKey: 'short-1', customerId: 'c-short', lines: [{ sku: 'SO-SHORT', quantity: 3 }] };
     const first = await t.placeOrder(input);
@@ -33,7 +33,7 @@ describe('a sold-out answer', () => {
               (SELECT count(*)::int FROM idempotency_keys WHERE order_id = $1) AS keys`,
       [first.order!.id],
     );
-    expect(rows[0]).toEqual({ holds: 0, events: ['REJECTED'], keys: 1 });
+    expect(rows[0]).toEqual({ holds: 0, events: null, keys: 1 });
     expect(await t.inventory('SO-SHORT')).toEqual({ available: 1, reserved: 0, sold: 0 });
   });
 });

@@ -13,12 +13,15 @@
 --   p_recovery_seconds: a key PROCESSING for longer than this (its request died between the hold and the
 --              authorization), or whose order is already final, is finished and replayed, never executed again.
 --   p_buyer, p_max_holds: whom the hold counts against and how many active holds a buyer may have (I14, 0 = no limit).
+--   p_token_hash: the SHA-256 of the order token this call hands out (orders/order-tokens.ts), written with the order,
+--              so a new order costs no second statement; a replay writes nothing and the caller hands out no token.
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
+DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
 CREATE OR REPLACE FUNCTION prepare_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
-  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -88,8 +91,8 @@ BEGIN
 
   -- Sold out at a glance: a line whose SKU has fewer units available than it asks for (committed state, no lock) is
   -- refused now, as its conditional UPDATE would refuse it at this instant: the key row (above) and the order, REJECTED
-  -- from the start, with its lines and its order-status event, so the same key replays the same answer; no hold, no
-  -- reservation, no hold counter, nothing to undo. Bundles take the full path (their stock is their components').
+  -- from the start, with its lines, so the same key replays the same answer; no hold, no reservation, no hold counter,
+  -- no order-status event, nothing to undo. Bundles take the full path (their stock is their components').
   IF NOT v_has_bundle THEN
     SELECT l.sku, l.quantity, i.available INTO v_short
       FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) JOIN inventory i ON i.sku = l.sku
@@ -100,13 +103,12 @@ BEGIN
         'sku', v_short.sku,
         'message', CASE WHEN v_short.available = 0 THEN format('%s is sold out', v_short.sku)
                         ELSE format('not enough %s left for %s', v_short.sku, v_short.quantity) END);
-      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection)
-      VALUES (v_order_id, p_client_id, p_customer_id, 'REJECTED', v_total, v_currency, v_now, v_now, v_rejection);
+      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, token_hash)
+      VALUES (v_order_id, p_client_id, p_customer_id, 'REJECTED', v_total, v_currency, v_now, v_now, v_rejection, p_token_hash);
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
       SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
-      INSERT INTO outbox (topic, aggregate_key, payload)
-      VALUES ('order_status', v_order_id::text,
-              jsonb_build_object('orderId', v_order_id, 'clientId', p_client_id, 'status', 'REJECTED', 'updatedAt', v_now));
+      -- No order-status event: the order is born final and its id is first known from this answer, so no subscriber can
+      -- be waiting for it and no change of it can follow (an event would only cost the relay a read and a write).
       IF p_payment THEN  -- nothing to pay for: the key is final now
         UPDATE idempotency_keys SET state = 'DONE' WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
       END IF;
@@ -116,8 +118,8 @@ BEGIN
     END IF;
   END IF;
 
-  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer)
-  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now, v_hold_buyer);
+  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer, token_hash)
+  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now, v_hold_buyer, p_token_hash);
   INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
   SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
   INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
@@ -238,16 +240,18 @@ $$;
 
 -- placeOrder for one order: both phases in one statement, one round trip.
 DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
+DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
 CREATE OR REPLACE FUNCTION place_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
-  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_prepared jsonb := prepare_order(p_client_id, p_customer_id, p_key, p_request_hash, p_lines,
-                                    p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds, p_buyer, p_max_holds);
+                                    p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds, p_buyer, p_max_holds,
+                                    p_token_hash);
 BEGIN
   IF v_prepared->>'kind' <> 'prepared' THEN
     RETURN v_prepared;
@@ -264,7 +268,7 @@ $$;
 -- (I14, in buyer order), so this transaction never waits for a key row or a hold counter while it holds the inventory
 -- row; the callers batch only orders for the same single SKU, so a batch locks exactly one inventory row and cannot
 -- deadlock with writers that lock in SKU order.
--- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer}; returns the answers in the same order.
+-- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
 DROP FUNCTION IF EXISTS place_orders(jsonb, integer, integer);
 CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer, p_max_holds integer DEFAULT 0)
 RETURNS jsonb
@@ -281,7 +285,7 @@ BEGIN
   LOOP
     v_prepared[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
                                          v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours, false, NULL,
-                                         v_req.r->>'buyer', p_max_holds);
+                                         v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash');
   END LOOP;
   FOR v_req IN
     SELECT i AS n FROM generate_subscripts(v_prepared, 1) AS i
