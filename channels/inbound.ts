@@ -1,7 +1,8 @@
 // Marketplace order webhooks as one normalized event: the signature verified on the raw body first (SANDBOX:
 // lastunit's `x-lastunit-signature`; SHOPIFY: Shopify's `X-Shopify-Hmac-Sha256`), then the body read. Pure: no I/O.
-// No node:crypto: the admin channel operations reach this file from the worker bundle too (common/hmac-sha256.ts).
-import { hmacSha256, sameText, toBase64, toHex } from '../common/hmac-sha256.js';
+// No node:crypto: the admin channel operations reach this file from the worker bundle too. Verification is Web Crypto
+// (globalThis.crypto.subtle on Node 20 and Workers): crypto.subtle.verify compares the MAC in constant time.
+// Signing (the sandbox, tests) is channels/sign.ts.
 
 export const SANDBOX_SIGNATURE_HEADER = 'x-lastunit-signature';
 
@@ -19,35 +20,46 @@ export type ChannelEvent = {
 /** A verified delivery lastunit has nothing to do with (another Shopify topic). */
 export type IgnoredDelivery = { ignored: string };
 
-const hmac = (secret: string, text: string, enc: 'hex' | 'base64') => (enc === 'hex' ? toHex : toBase64)(hmacSha256(secret, text));
+const utf8 = new TextEncoder();
 
-/**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the scheme of lastunit's payment sandbox.
- * @example headers[SANDBOX_SIGNATURE_HEADER] = signSandbox(body, secret)
- */
-export function signSandbox(body: string, secret: string, timestamp = Math.floor(Date.now() / 1000)): string {
-  return `t=${timestamp},v1=${hmac(secret, `${timestamp}.${body}`, 'hex')}`;
+/** True when `mac` is HMAC-SHA256(secret, message), compared in constant time by Web Crypto. */
+async function verifyHmac(secret: string, message: string, mac: Uint8Array<ArrayBuffer>): Promise<boolean> {
+  if (mac.length !== 32) return false;
+  const key = await crypto.subtle.importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+  return crypto.subtle.verify('HMAC', key, mac, utf8.encode(message));
 }
 
-/** Shopify's `X-Shopify-Hmac-Sha256`: base64 HMAC-SHA256 of the raw body with the app's secret. */
-export function signShopify(body: string, secret: string): string {
-  return hmac(secret, body, 'base64');
+function fromHex(hex: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) return null;
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
 }
 
-function verifySandbox(body: string, header: string | null, secret: string, toleranceSeconds: number, now: number): void {
+function fromBase64(b64: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(b64)) return null;
+  const bin = atob(b64);
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+async function verifySandbox(body: string, header: string | null, secret: string, toleranceSeconds: number, now: number): Promise<void> {
   if (!header) throw new ChannelSignatureError('missing x-lastunit-signature header');
   const parts = header.split(',').map((p) => p.trim().split('='));
   const t = parts.find(([k]) => k === 't')?.[1];
   const sigs = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
   if (!t || !/^\d+$/.test(t) || sigs.length === 0) throw new ChannelSignatureError('malformed signature header');
   if (Math.abs(now / 1000 - Number(t)) > toleranceSeconds) throw new ChannelSignatureError('timestamp outside the tolerance');
-  const expected = hmac(secret, `${t}.${body}`, 'hex');
-  if (!sigs.some((s) => sameText(s.toLowerCase(), expected))) throw new ChannelSignatureError('signature mismatch');
+  for (const s of sigs.slice(0, 8)) {
+    const mac = fromHex(s);
+    if (mac && (await verifyHmac(secret, `${t}.${body}`, mac))) return;
+  }
+  throw new ChannelSignatureError('signature mismatch');
 }
 
-function verifyShopify(body: string, header: string | null, secret: string): void {
+async function verifyShopify(body: string, header: string | null, secret: string): Promise<void> {
   if (!header) throw new ChannelSignatureError('missing X-Shopify-Hmac-Sha256 header');
-  if (!sameText(header.trim(), signShopify(body, secret))) throw new ChannelSignatureError('signature mismatch');
+  const mac = fromBase64(header.trim());
+  if (!mac || !(await verifyHmac(secret, body, mac))) throw new ChannelSignatureError('signature mismatch');
 }
 
 const MAX_LINES = 100;
@@ -79,15 +91,15 @@ function json(body: string): any {
  * SHOPIFY: topic `orders/create` or `orders/cancelled` (X-Shopify-Topic), event id from X-Shopify-Event-Id (or
  * X-Shopify-Webhook-Id on older API versions), the order's `admin_graphql_api_id` (or `id`) and `line_items`.
  */
-export function readDelivery(
+export async function readDelivery(
   kind: ChannelKind,
   secret: string,
   body: string,
   headers: Headers,
   opts: { toleranceSeconds: number; now?: number },
-): ChannelEvent | IgnoredDelivery {
+): Promise<ChannelEvent | IgnoredDelivery> {
   if (kind === 'SANDBOX') {
-    verifySandbox(body, headers.get(SANDBOX_SIGNATURE_HEADER), secret, opts.toleranceSeconds, opts.now ?? Date.now());
+    await verifySandbox(body, headers.get(SANDBOX_SIGNATURE_HEADER), secret, opts.toleranceSeconds, opts.now ?? Date.now());
     const b = json(body);
     const eventId = text(b?.eventId);
     const externalOrderId = text(b?.externalOrderId);
@@ -96,7 +108,7 @@ export function readDelivery(
     if (b.type !== 'order.created' && b.type !== 'order.cancelled') throw new ChannelPayloadError('type must be order.created or order.cancelled');
     return { eventId, type: b.type, externalOrderId, customer: text(b.customer) ?? 'marketplace', lines: b.type === 'order.created' ? lines(b.lines) : [] };
   }
-  verifyShopify(body, headers.get('x-shopify-hmac-sha256'), secret);
+  await verifyShopify(body, headers.get('x-shopify-hmac-sha256'), secret);
   const topic = headers.get('x-shopify-topic');
   const eventId = text(headers.get('x-shopify-event-id') ?? headers.get('x-shopify-webhook-id'));
   if (topic !== 'orders/create' && topic !== 'orders/cancelled') return { ignored: `topic ${topic ?? '(none)'}` };

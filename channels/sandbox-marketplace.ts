@@ -4,7 +4,8 @@
 // and delivers those orders to lastunit as signed webhooks, with duplicates, delays and reordering when asked.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { SANDBOX_SIGNATURE_HEADER, signSandbox } from './inbound.js';
+import { SANDBOX_SIGNATURE_HEADER } from './inbound.js';
+import { signSandbox } from './sign.js';
 
 export type MarketplaceSandboxConfig = {
   /** where orders go: lastunit's POST /webhooks/channels/<channel id> */

@@ -135,6 +135,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     listSkus: () => catalog!.listSkus(),
     publicKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'public')?.key,
     channelListings: (sku) => channels!.listingsOfSku(sku),
+    lookupCaller,
   }));
   const stopSweeper = startSweeper(db, metrics, {
     intervalMs: config.sweepIntervalMs,

@@ -29,15 +29,20 @@ export type LivePageOptions = {
   publicKey?: string;
   /**
    * Every marketplace channel's listing of a SKU (docs/channels.md): shown on the product page and served as JSON at
-   * /products/:sku/channels, which the page polls. Absent: no marketplace section.
+   * /products/:sku/channels, which the page polls with its key. Absent: no marketplace section.
    */
   channelListings?: (sku: string) => Promise<{ channelId: string; channelName: string; desiredQuantity: number; pushedQuantity: number | null; pending: boolean }[]>;
+  /**
+   * The caller of an `Authorization: Bearer <key>` value, undefined for a missing or unknown key (createApp's
+   * lookupCaller). /products/:sku/channels answers only a known key (any role), 401 otherwise.
+   */
+  lookupCaller: (authorization: string | undefined | null) => Promise<unknown>;
 };
 
 /**
  * The live pages of the Node host: `/` (catalog) and `/products/:sku`, plain HTML and one small script that reads
  * over GraphQL and listens over graphql-ws.
- * @example app.route('/', livePage({ listSkus: catalog.listSkus, publicKey }))
+ * @example app.route('/', livePage({ listSkus: catalog.listSkus, publicKey, lookupCaller }))
  */
 export function livePage(opts: LivePageOptions) {
   const app = new Hono();
@@ -53,6 +58,10 @@ export function livePage(opts: LivePageOptions) {
   );
   // What each marketplace lists of the SKU: the quantity it acknowledged, what it should list, and whether a push is on its way.
   app.get('/products/:sku/channels', async (c) => {
+    const authorization = c.req.header('authorization');
+    if (!authorization || !/^Bearer\s/i.test(authorization) || !(await opts.lookupCaller(authorization))) {
+      return c.json({ error: 'a valid API key is required (Authorization: Bearer <key>)' }, 401, { 'www-authenticate': 'Bearer', 'cache-control': 'no-store' });
+    }
     const sku = c.req.param('sku');
     if (!opts.channelListings || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(sku)) return c.json({ channels: [] });
     const rows = await opts.channelListings(sku);

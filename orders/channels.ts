@@ -124,7 +124,7 @@ export async function handleChannelWebhook(
   const count = (result: string) => deps.metrics.channelWebhooks.inc({ channel: channel.id, result });
   let event;
   try {
-    event = readDelivery(channel.kind, channel.webhookSecret, rawBody, headers, { toleranceSeconds: deps.toleranceSeconds });
+    event = await readDelivery(channel.kind, channel.webhookSecret, rawBody, headers, { toleranceSeconds: deps.toleranceSeconds });
   } catch (err) {
     if (err instanceof ChannelSignatureError) {
       count('invalid');

@@ -15,6 +15,26 @@ const available = async (sku: string) =>
   (await t.gql(`query($sku: String!) { product(sku: $sku) { availability { available version } } }`, { sku })).body.data.product.availability as { available: number; version: number };
 
 describe('bundles', () => {
+  it('setPurchaseLimit counts the units a customer holds through bundles, as the claim does', async () => {
+    await t.product('BU-LIM', 20);
+    await bundle('BU-LIM-KIT', [{ sku: 'BU-LIM', quantity: 2 }]);
+    // no limit yet: cust-lim holds 2 kits (4 units of BU-LIM) and 1 unit on its own line, cust-other 1 kit (2 units)
+    expect((await t.placeOrder({ idempotencyKey: 'bu-lim-1', customerId: 'cust-lim', lines: [{ sku: 'BU-LIM-KIT', quantity: 2 }, { sku: 'BU-LIM', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    expect((await t.placeOrder({ idempotencyKey: 'bu-lim-2', customerId: 'cust-other', lines: [{ sku: 'BU-LIM-KIT', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    const d = await t.admin(`mutation { setPurchaseLimit(input: {sku: "BU-LIM", limit: 6}) { userErrors { code } } }`);
+    expect(d.setPurchaseLimit.userErrors).toEqual([]);
+    const counts = await t.db.query(`SELECT customer_id, units FROM customer_purchases WHERE sku = 'BU-LIM' ORDER BY customer_id`);
+    expect(counts.rows).toEqual([{ customer_id: 'cust-lim', units: 5 }, { customer_id: 'cust-other', units: 2 }]);
+    // cust-lim has 5 of 6: two more units (on their own or through a kit) are refused, one more is taken
+    const over = await t.placeOrder({ idempotencyKey: 'bu-lim-3', customerId: 'cust-lim', lines: [{ sku: 'BU-LIM', quantity: 2 }] });
+    const overKit = await t.placeOrder({ idempotencyKey: 'bu-lim-4', customerId: 'cust-lim', lines: [{ sku: 'BU-LIM-KIT', quantity: 1 }] });
+    for (const o of [over, overKit]) expect(o.order?.rejection?.code ?? o.userErrors[0]?.code).toBe('PURCHASE_LIMIT');
+    expect((await t.placeOrder({ idempotencyKey: 'bu-lim-5', customerId: 'cust-lim', lines: [{ sku: 'BU-LIM', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    // cust-other has 2 of 6: two more kits fit
+    expect((await t.placeOrder({ idempotencyKey: 'bu-lim-6', customerId: 'cust-other', lines: [{ sku: 'BU-LIM-KIT', quantity: 2 }] })).order!.status).toBe('RESERVED');
+    expect(await t.inventory('BU-LIM')).toEqual({ available: 8, reserved: 12, sold: 0 });
+  });
+
   it('creates a bundle whose availability is the minimum over its components; refuses bad ones, writing nothing', async () => {
     await t.product('BU-A', 10);
     await t.product('BU-C', 3);

@@ -62,9 +62,14 @@ describe('channels in the Node host', () => {
     const page = await (await fetch(`${host.url}/products/HOST-1`)).text();
     expect(page).toContain('id="channels"');
     // the acknowledgement is recorded just after the marketplace answered
+    // channel names and listed quantities only to a known API key (any role): 401 without one, with an unknown one
+    for (const headers of [{}, { authorization: 'Bearer lu_not_a_key_at_all' }, { authorization: KEYS.storefront }] as Record<string, string>[]) {
+      const refused = await fetch(`${host.url}/products/HOST-1/channels`, { headers });
+      expect([refused.status, ((await refused.json()) as any).channels]).toEqual([401, undefined]);
+    }
     let listed: any;
     await eventually('the listing recorded as pushed', async () => {
-      listed = await (await fetch(`${host.url}/products/HOST-1/channels`)).json();
+      listed = await (await fetch(`${host.url}/products/HOST-1/channels`, { headers: { authorization: `Bearer ${KEYS.storefront}` } })).json();
       return listed.channels[0]?.pending === false;
     });
     expect(listed.channels).toEqual([{ id: 'mkt', name: 'The Market', listed: 1, desired: 1, pending: false }]);

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { KEYS } from './support/app.js';
 import { startChannelsApp } from './support/channels.js';
-import { SANDBOX_SIGNATURE_HEADER, signSandbox } from '../channels/inbound.js';
+import { SANDBOX_SIGNATURE_HEADER } from '../channels/inbound.js';
+import { signSandbox } from '../channels/sign.js';
 
 const t = await startChannelsApp();
 const ORDER = `status channel rejection { code sku } lines { sku quantity } total { amount currencyCode }`;

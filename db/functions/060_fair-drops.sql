@@ -117,11 +117,19 @@ BEGIN
     DELETE FROM customer_purchases WHERE sku = p_sku;
   END IF;
   IF p_limit IS NOT NULL AND v_old IS NULL THEN
+    -- the units each customer holds of the SKU: its own lines, and the SKU's units inside bundle lines (a bundle's
+    -- reservation holds quantity x component quantity of each component, as the claim counted them; 091_bundles.sql)
     INSERT INTO customer_purchases (client_id, customer_id, sku, units, max_units)
-    SELECT o.client_id, o.customer_id, r.sku, sum(r.quantity)::integer, greatest(p_limit, sum(r.quantity)::integer)
-      FROM reservations r JOIN orders o ON o.id = r.order_id
-     WHERE r.sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')
-     GROUP BY o.client_id, o.customer_id, r.sku;
+    SELECT o.client_id, o.customer_id, p_sku, sum(u.quantity)::integer, greatest(p_limit, sum(u.quantity)::integer)
+      FROM (SELECT r.order_id, r.quantity
+              FROM reservations r
+             WHERE r.sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')
+            UNION ALL
+            SELECT r.order_id, r.quantity * b.quantity
+              FROM bundle_components b JOIN reservations r ON r.sku = b.bundle_sku
+             WHERE b.component_sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')) u
+      JOIN orders o ON o.id = u.order_id
+     GROUP BY o.client_id, o.customer_id;
   END IF;
   RETURN true;
 END

@@ -215,7 +215,9 @@
   const channelRows = $('channel-rows');
   function showChannels() {
     if (!channelRows) return;
-    fetch('/products/' + encodeURIComponent(sku) + '/channels').then((r) => r.json()).then((d) => {
+    // the same key as GraphQL: the route answers 401 without one
+    fetch('/products/' + encodeURIComponent(sku) + '/channels', { headers: { authorization: 'Bearer ' + key } }).then((r) => r.json()).then((d) => {
+      if (!d.channels) return;
       channelRows.replaceChildren(...(d.channels.length ? d.channels.map((ch) => {
         const tr = document.createElement('tr');
         tr.id = 'channel-' + ch.id;

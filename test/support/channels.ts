@@ -1,7 +1,8 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll } from 'vitest';
 import { KEYS, startTestApp } from './app.js';
-import { SANDBOX_SIGNATURE_HEADER, signSandbox, signShopify } from '../../channels/inbound.js';
+import { SANDBOX_SIGNATURE_HEADER } from '../../channels/inbound.js';
+import { signSandbox, signShopify } from '../../channels/sign.js';
 
 export const CHANNEL_FIELDS = `id name kind endpoint buffer maxListed percent zeroAtOrBelow maxPushesPerSecond`;
 
