@@ -36,7 +36,8 @@ export function toOrder(j: any): OrderRecord {
 }
 
 export type PlaceOrderRow =
-  | { kind: 'placed' | 'rejected' | 'replayed'; order: OrderRecord }
+  /** `quiet`: refused at a glance, nothing written to the outbox (no relay to wake) */
+  | { kind: 'placed' | 'rejected' | 'replayed'; order: OrderRecord; quiet?: boolean }
   | { kind: 'in_progress'; orderId: string; order: OrderRecord | null }
   | { kind: 'reused'; orderId: string }
   | { kind: 'unknown_sku'; sku: string }

@@ -103,7 +103,7 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
     });
     // after commit: wake the relay; a placed order changed its SKUs' availability (a rejected one did not)
     if (r.kind === 'placed') await onOutboxWritten(input.lines.map((l) => l.sku));
-    else if (r.kind === 'rejected') await onOutboxWritten();
+    else if (r.kind === 'rejected' && !r.quiet) await onOutboxWritten(); // refused at a glance: nothing in the outbox
     switch (r.kind) {
       case 'placed': {
         if (!payment || !payments) {

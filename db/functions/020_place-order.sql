@@ -6,7 +6,7 @@
 -- Phase 1, prepare_order: everything that takes no inventory lock. Validation reads, the key row (I4, I5), and the
 -- order, lines, hold and order-status event, all written before the claim (step 3: the claim as late as it can be).
 -- Returns a final answer {kind: unknown_sku | mixed_currency | total_too_large | reused | in_progress | replayed |
--- rejected (sold out at a glance: no hold taken, nothing to undo), ...}
+-- rejected (sold out at a glance: no hold taken, nothing to undo, no outbox row: `quiet`), ...}
 -- or {kind: 'prepared', ...} carrying what phase 2 needs.
 --   p_payment: a payment follows: the key row stays PROCESSING so a concurrent retry answers IN_PROGRESS while the
 --              payment step runs; the payment step finishes the key (finish_key, 040_payments.sql).
@@ -112,7 +112,7 @@ BEGIN
       IF p_payment THEN  -- nothing to pay for: the key is final now
         UPDATE idempotency_keys SET state = 'DONE' WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
       END IF;
-      RETURN jsonb_build_object('kind', 'rejected', 'order', jsonb_build_object(
+      RETURN jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', jsonb_build_object(
         'id', v_order_id, 'status', 'REJECTED', 'customerId', p_customer_id, 'totalAmount', v_total, 'currency', v_currency,
         'rejection', v_rejection, 'createdAt', v_now, 'updatedAt', v_now, 'lines', v_lines, 'reservation', NULL));
     END IF;
