@@ -59,6 +59,21 @@ export async function updateChannel(
   });
 }
 
+/**
+ * Every listing of the channel to be sent again, at its current desired version (the marketplace forgot them: a
+ * restarted in-process sandbox). The desired versions stay as they are, so a later stock change still supersedes them.
+ */
+export async function repushListings(db: Db, channelId: string): Promise<number> {
+  const r = await db.run(
+    `UPDATE channel_listings
+        SET pushed_version = least(pushed_version, desired_version - 1), pushed_quantity = NULL, pushed_at = NULL,
+            desired_at = clock_timestamp(), next_attempt_at = clock_timestamp(), attempts = 0, lease_until = NULL, last_error = NULL
+      WHERE channel_id = $1`,
+    [channelId],
+  );
+  return r.rowCount ?? 0;
+}
+
 export async function listChannels(db: Db): Promise<Channel[]> {
   const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM channels ORDER BY id`);
   return rows.map(toChannel);

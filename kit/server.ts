@@ -9,7 +9,7 @@ export const READY = /lastunit listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/
 export type ServerOptions = {
   /** the entry, relative to the repository root (default node/start.ts) */
   script?: string;
-  /** on top of this process's environment and the defaults PORT=0, LOG_LEVEL=warn */
+  /** on top of this process's environment and the defaults PORT=0, LOG_LEVEL=warn, MARKETPLACE_SANDBOX=off */
   env?: Record<string, string>;
   /** the line that says it is up; a group named `port` gives the port (absent: port 0, it listens on nothing) */
   ready?: RegExp;
@@ -64,7 +64,7 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
   const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
   const child = spawn(process.execPath, nodeCommand(script, opts.nodeArgs), {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...opts.env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', MARKETPLACE_SANDBOX: 'off', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   killOnParentExit(child);

@@ -107,6 +107,9 @@ const schema = z.object({
   CHANNEL_PUSH_POLL_MS: int(20, 500),
   CHANNEL_PUSH_TIMEOUT_MS: int(1, 5000),
   SHOPIFY_ACCESS_TOKEN: optionalText,
+  // the marketplace sandbox in this process with a demo SANDBOX channel pointing at it (docs/channels.md); absent:
+  // in-process with NODE_ENV=development, off otherwise; refused with NODE_ENV=production
+  MARKETPLACE_SANDBOX: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['in-process', 'off']).optional()),
   // test-only fault injection: sleep this long between the hold and the authorization (0 = never)
   LASTUNIT_FAULT_PAUSE_BEFORE_AUTHORIZE_MS: int(0, 0),
 }).superRefine((c, ctx) => {
@@ -136,6 +139,7 @@ function productionProblems(
     API_KEYS?: ApiKey[];
     HOST?: string;
     METRICS_TOKEN?: string;
+    MARKETPLACE_SANDBOX?: 'in-process' | 'off';
   },
   problem: (name: string, message: string) => void,
 ) {
@@ -148,6 +152,8 @@ function productionProblems(
     const v = c[name];
     if (v && DEV_SECRETS.has(v)) problem(name, 'is the published development secret: refused with NODE_ENV=production');
   }
+  if (c.MARKETPLACE_SANDBOX === 'in-process')
+    problem('MARKETPLACE_SANDBOX', 'in-process is a fake marketplace with a demo channel: refused with NODE_ENV=production');
   for (const p of shortKeyProblems(c.API_KEYS)) problem('API_KEYS', p);
   const host = c.HOST ?? '0.0.0.0';
   if (!c.METRICS_TOKEN && !isLoopbackHost(host))
@@ -220,6 +226,8 @@ export type ChannelsConfig = {
   /** the Admin API token SHOPIFY channels are called with */
   shopifyAccessToken?: string;
   webhookToleranceSeconds: number;
+  /** start the marketplace sandbox in this process, with the demo channel pointing at it (MARKETPLACE_SANDBOX) */
+  marketplaceSandbox: boolean;
 };
 
 export type PaymentsConfig = {
@@ -302,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: c.CHANNEL_PUSH_TIMEOUT_MS,
       shopifyAccessToken: c.SHOPIFY_ACCESS_TOKEN,
       webhookToleranceSeconds: c.WEBHOOK_TOLERANCE_SECONDS,
+      marketplaceSandbox: (c.MARKETPLACE_SANDBOX ?? (c.NODE_ENV === 'development' ? 'in-process' : 'off')) === 'in-process',
     },
     ...toTrafficConfig(c),
   };

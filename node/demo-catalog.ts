@@ -6,3 +6,9 @@ export const DEMO_CATALOG = [
   { sku: 'MUG-WHT', name: 'White mug', priceAmount: 1400, currency: 'USD', initialStock: 40 },
   { sku: 'VINYL-LP', name: 'Tour vinyl, numbered', priceAmount: 3500, currency: 'USD', initialStock: 5 },
 ];
+
+/**
+ * The demo marketplace channel: a SANDBOX channel pointing at the marketplace sandbox the Node host starts in-process
+ * in development (MARKETPLACE_SANDBOX, node/marketplace.ts). Buffer 1: it lists one unit less than is available.
+ */
+export const DEMO_CHANNEL = { id: 'demo-market', name: 'Demo marketplace (sandbox)', kind: 'SANDBOX', buffer: 1, maxPushesPerSecond: 5 } as const;

@@ -9,6 +9,7 @@ import { createMetrics } from '../common/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
 import { startReconciler } from '../orders/reconciler.js';
 import { wirePayments } from './payments.js';
+import { wireMarketplaceSandbox } from './marketplace.js';
 import { createApp } from '../app/app.js';
 import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
 import { buyerRateLimit } from '../app/buyer-rate-limit.js';
@@ -70,6 +71,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   }
   const keys = config.apiKeys ?? (await demoKeys(config.dataDir));
   const payments = await wirePayments(config.payments);
+  // the marketplace sandbox and the demo channel, in development (before the pusher: it pushes to this start's port)
+  const marketplace = config.channels.marketplaceSandbox ? await wireMarketplaceSandbox(db, logger) : undefined;
 
   // Live events: Redis pubsub + availability cache with REDIS_URL, in-process pubsub and no cache without.
   const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
@@ -188,6 +191,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const reachAt = ['0.0.0.0', '::', '[::]', 'localhost', '::1', '[::1]'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${reachAt}:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
+  marketplace?.setWebhookUrl(url);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -196,6 +200,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
       await payments.stop();
+      await marketplace?.stop();
       await redis?.close();
       await close();
     })());

@@ -63,6 +63,21 @@ describe('channels (admin)', () => {
     expect((await t.db.query(`SELECT count(*)::int AS n FROM channels WHERE id IN ('upd', 'Bad Id')`)).rows[0].n).toBe(1);
   });
 
+  it('follows the first stock change after a rule change (the recomputed version does not hide it)', async () => {
+    await t.product('CH-RV', 10);
+    await t.createChannel({ id: 'rv' });
+    const desired = async () => (await t.listings('rv', ['CH-RV']))[0]!.desiredQuantity;
+    expect(await desired()).toBe(10);
+    const d = await t.admin(`mutation { updateChannel(input: {id: "rv", buffer: 2}) { userErrors { code } } }`);
+    expect(d.updateChannel.userErrors).toEqual([]);
+    expect(await desired()).toBe(8);
+    // the next change of this SKU: 9 available, 7 listed (not the 8 of before the sale, which would overlist)
+    expect((await t.placeOrder({ idempotencyKey: 'ch-rv-1', lines: [{ sku: 'CH-RV', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    expect(await desired()).toBe(7);
+    await t.restock('CH-RV', 3);
+    expect(await desired()).toBe(10);
+  });
+
   it('needs an admin key', async () => {
     const r = await t.gql(`{ channels { id } }`, {}, KEYS.storefront);
     expect(r.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');

@@ -15,6 +15,9 @@ $$;
 -- expiry, restock, stock-take, payment outcome, marketplace order), in that write's transaction and under its row
 -- lock, so the newest desired quantity per (channel, SKU) is always the one of the newest committed change. Only a
 -- changed desired quantity is written (coalesced: one row per channel and SKU, the pusher sends the newest only).
+-- The row lock orders these writes (and recompute_channel_listings reads the rows FOR SHARE), so the newest write is
+-- the newest figure: no version guard here. The version only grows: a rule change (recompute_channel_listings) may have
+-- set it past the inventory row's, and the next change of the SKU must still be written (and sent) after it.
 -- It fires only for rows flagged `listed` (db/migrations/0032): with no channel, a storefront claim pays nothing here.
 CREATE OR REPLACE FUNCTION channel_listings_follow() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -23,10 +26,10 @@ BEGIN
   SELECT c.id, NEW.sku, listed_quantity(NEW.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), NEW.version, clock_timestamp()
     FROM channels c
   ON CONFLICT (channel_id, sku) DO UPDATE
-     SET desired_quantity = excluded.desired_quantity, desired_version = excluded.desired_version,
+     SET desired_quantity = excluded.desired_quantity, desired_version = greatest(l.desired_version + 1, excluded.desired_version),
          desired_at = CASE WHEN l.desired_version > l.pushed_version THEN l.desired_at ELSE excluded.desired_at END,  -- lag: since the oldest unsent change
          next_attempt_at = CASE WHEN l.desired_version > l.pushed_version THEN l.next_attempt_at ELSE excluded.desired_at END
-   WHERE l.desired_quantity IS DISTINCT FROM excluded.desired_quantity AND l.desired_version < excluded.desired_version;
+   WHERE l.desired_quantity IS DISTINCT FROM excluded.desired_quantity;
   RETURN NULL;
 END
 $$;
