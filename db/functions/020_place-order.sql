@@ -278,9 +278,60 @@ DECLARE
   v_n        integer := jsonb_array_length(p_requests);
   v_prepared jsonb[] := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
   v_out      jsonb := '[]'::jsonb;
+  v_now      timestamptz := now();
 BEGIN
+  -- Set-based refusals (the sold-out answer of prepare_order, for the whole batch at once): the single-line requests
+  -- of a known, non-bundle SKU whose stock cannot cover them at a glance (committed state, no lock) get their key rows
+  -- (in key order, before any inventory lock), their REJECTED orders and their lines with one statement per table.
+  -- A request whose key row exists already (a replay, a reused key, a twin in this batch or in flight elsewhere) is not
+  -- inserted here and goes through prepare_order below, which replays or refuses it against the row that won.
+  FOR v_req IN
+    WITH req AS (
+      SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
+             e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
+             e.value->'lines'->0->>'sku' AS sku, (e.value->'lines'->0->>'quantity')::integer AS quantity
+        FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
+       WHERE jsonb_array_length(e.value->'lines') = 1
+    ), refused AS (
+      SELECT r.*, p.price_amount, p.currency, i.available, p.price_amount::bigint * r.quantity AS total,
+             gen_random_uuid() AS order_id
+        FROM req r JOIN products p ON p.sku = r.sku AND NOT p.is_bundle JOIN inventory i ON i.sku = r.sku
+       WHERE i.available < r.quantity AND p.price_amount::bigint * r.quantity <= 2147483647
+    ), keys AS (
+      INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
+      SELECT f.client_id, f.customer_id, f.key, f.hash, f.order_id, 'DONE', jsonb_build_object('orderId', f.order_id),
+             v_now + make_interval(hours => p_retention_hours)
+        FROM refused f ORDER BY f.client_id, f.customer_id, f.key
+      ON CONFLICT DO NOTHING
+      RETURNING order_id
+    ), won AS (
+      SELECT f.*, jsonb_build_object(
+               'code', CASE WHEN f.available = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
+               'sku', f.sku,
+               'message', CASE WHEN f.available = 0 THEN format('%s is sold out', f.sku)
+                               ELSE format('not enough %s left for %s', f.sku, f.quantity) END) AS rejection
+        FROM refused f JOIN keys k ON k.order_id = f.order_id
+    ), orders_in AS (
+      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, token_hash)
+      SELECT w.order_id, w.client_id, w.customer_id, 'REJECTED', w.total, w.currency, v_now, v_now, w.rejection, w.token_hash
+        FROM won w
+    ), lines_in AS (
+      INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+      SELECT w.order_id, w.sku, w.quantity, w.price_amount FROM won w
+    )
+    SELECT w.n, w.order_id, w.customer_id, w.total, w.currency, w.rejection, w.sku, w.quantity, w.price_amount FROM won w
+  LOOP
+    -- No order-status event, no NOTIFY, no hold: as prepare_order's sold-out answer.
+    v_prepared[v_req.n] := jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', jsonb_build_object(
+      'id', v_req.order_id, 'status', 'REJECTED', 'customerId', v_req.customer_id, 'totalAmount', v_req.total,
+      'currency', v_req.currency, 'rejection', v_req.rejection, 'createdAt', v_now, 'updatedAt', v_now,
+      'lines', jsonb_build_array(jsonb_build_object('sku', v_req.sku, 'quantity', v_req.quantity, 'unitAmount', v_req.price_amount)),
+      'reservation', NULL));
+  END LOOP;
+  -- Every other request: both phases per order. Twins of a refusal above replay it here (its rows are written).
   FOR v_req IN
     SELECT e.value AS r, e.n FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
+     WHERE v_prepared[e.n] IS NULL
      ORDER BY e.value->>'clientId', e.value->>'customerId', e.value->>'key'
   LOOP
     v_prepared[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
