@@ -15,6 +15,25 @@
 --   p_buyer, p_max_holds: whom the hold counts against and how many active holds a buyer may have (I14, 0 = no limit).
 --   p_token_hash: the SHA-256 of the order token this call hands out (orders/order-tokens.ts), written with the order,
 --              so a new order costs no second statement; a replay writes nothing and the caller hands out no token.
+-- The answer to a line the stock cannot cover (SOLD_OUT or INSUFFICIENT_STOCK), and the order document of an order
+-- refused at a glance: one definition for prepare_order, place_orders (set-based) and claim_order.
+CREATE OR REPLACE FUNCTION stock_rejection(p_sku text, p_quantity integer, p_available integer) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object(
+    'code', CASE WHEN p_available = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
+    'sku', p_sku,
+    'message', CASE WHEN p_available = 0 THEN format('%s is sold out', p_sku)
+                    ELSE format('not enough %s left for %s', p_sku, p_quantity) END)
+$$;
+
+CREATE OR REPLACE FUNCTION rejected_order_json(
+  p_order_id uuid, p_customer_id text, p_total bigint, p_currency text, p_rejection jsonb, p_at timestamptz, p_lines jsonb
+) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object(
+    'id', p_order_id, 'status', 'REJECTED', 'customerId', p_customer_id, 'totalAmount', p_total, 'currency', p_currency,
+    'rejection', p_rejection, 'createdAt', p_at, 'updatedAt', p_at, 'lines', p_lines, 'reservation', NULL)
+$$;
+
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
 CREATE OR REPLACE FUNCTION prepare_order(
@@ -98,11 +117,7 @@ BEGIN
       FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer) JOIN inventory i ON i.sku = l.sku
      WHERE i.available < l.quantity ORDER BY l.sku LIMIT 1;
     IF FOUND THEN
-      v_rejection := jsonb_build_object(
-        'code', CASE WHEN v_short.available = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
-        'sku', v_short.sku,
-        'message', CASE WHEN v_short.available = 0 THEN format('%s is sold out', v_short.sku)
-                        ELSE format('not enough %s left for %s', v_short.sku, v_short.quantity) END);
+      v_rejection := stock_rejection(v_short.sku, v_short.quantity, v_short.available);
       INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, token_hash)
       VALUES (v_order_id, p_client_id, p_customer_id, 'REJECTED', v_total, v_currency, v_now, v_now, v_rejection, p_token_hash);
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
@@ -112,9 +127,8 @@ BEGIN
       IF p_payment THEN  -- nothing to pay for: the key is final now
         UPDATE idempotency_keys SET state = 'DONE' WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
       END IF;
-      RETURN jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', jsonb_build_object(
-        'id', v_order_id, 'status', 'REJECTED', 'customerId', p_customer_id, 'totalAmount', v_total, 'currency', v_currency,
-        'rejection', v_rejection, 'createdAt', v_now, 'updatedAt', v_now, 'lines', v_lines, 'reservation', NULL));
+      RETURN jsonb_build_object('kind', 'rejected', 'quiet', true,
+        'order', rejected_order_json(v_order_id, p_customer_id, v_total, v_currency, v_rejection, v_now, v_lines));
     END IF;
   END IF;
 
@@ -209,11 +223,7 @@ BEGIN
       'message', format('%s is limited to %s per customer', v_failed_sku, v_limited));
   ELSIF v_failed_sku IS NOT NULL THEN
     SELECT available INTO v_left FROM inventory WHERE sku = v_failed_sku;  -- for the message only: the decision was the UPDATE
-    v_rejection := jsonb_build_object(
-      'code', CASE WHEN v_left = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
-      'sku', v_failed_sku,
-      'message', CASE WHEN v_left = 0 THEN format('%s is sold out', v_failed_sku)
-                      ELSE format('not enough %s left for %s', v_failed_sku, v_failed_qty) END);
+    v_rejection := stock_rejection(v_failed_sku, v_failed_qty, v_left);
   END IF;
 
   IF v_rejection IS NOT NULL THEN
@@ -305,11 +315,7 @@ BEGIN
       ON CONFLICT DO NOTHING
       RETURNING order_id
     ), won AS (
-      SELECT f.*, jsonb_build_object(
-               'code', CASE WHEN f.available = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
-               'sku', f.sku,
-               'message', CASE WHEN f.available = 0 THEN format('%s is sold out', f.sku)
-                               ELSE format('not enough %s left for %s', f.sku, f.quantity) END) AS rejection
+      SELECT f.*, stock_rejection(f.sku, f.quantity, f.available) AS rejection
         FROM refused f JOIN keys k ON k.order_id = f.order_id
     ), orders_in AS (
       INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, token_hash)
@@ -322,11 +328,9 @@ BEGIN
     SELECT w.n, w.order_id, w.customer_id, w.total, w.currency, w.rejection, w.sku, w.quantity, w.price_amount FROM won w
   LOOP
     -- No order-status event, no NOTIFY, no hold: as prepare_order's sold-out answer.
-    v_prepared[v_req.n] := jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', jsonb_build_object(
-      'id', v_req.order_id, 'status', 'REJECTED', 'customerId', v_req.customer_id, 'totalAmount', v_req.total,
-      'currency', v_req.currency, 'rejection', v_req.rejection, 'createdAt', v_now, 'updatedAt', v_now,
-      'lines', jsonb_build_array(jsonb_build_object('sku', v_req.sku, 'quantity', v_req.quantity, 'unitAmount', v_req.price_amount)),
-      'reservation', NULL));
+    v_prepared[v_req.n] := jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
+      v_req.order_id, v_req.customer_id, v_req.total, v_req.currency, v_req.rejection, v_now,
+      jsonb_build_array(jsonb_build_object('sku', v_req.sku, 'quantity', v_req.quantity, 'unitAmount', v_req.price_amount))));
   END LOOP;
   -- Every other request: both phases per order. Twins of a refusal above replay it here (its rows are written).
   FOR v_req IN
