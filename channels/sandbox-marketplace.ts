@@ -6,6 +6,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { SANDBOX_SIGNATURE_HEADER } from './inbound.js';
 import { signSandbox } from './sign.js';
+import { timers } from '../common/every.js';
 
 export type MarketplaceSandboxConfig = {
   /** where orders go: lastunit's POST /webhooks/channels/<channel id> */
@@ -70,19 +71,10 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
   const cancelAsks: string[] = [];
   const log: { sku: string; quantity: number; version: number }[] = [];
   const stats: MarketplaceStats = { pushes: 0, rateLimited: 0, stalePushes: 0, orders: 0, unitsSold: 0, deliveries: 0, cancelRequests: 0, cancelled: 0 };
-  const timers = new Set<NodeJS.Timeout>();
   const inflight = new Set<Promise<unknown>>();
-  let closed = false;
+  const scheduled = timers();
+  const later = scheduled.later;
   let window = { second: 0, count: 0 };
-
-  const later = (ms: number, fn: () => void) => {
-    if (closed) return;
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  };
   const pending = () => {
     let done!: () => void;
     const p = new Promise<void>((r) => (done = r));
@@ -94,17 +86,17 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
   };
 
   function deliver(body: string, attempt = 1, finished = pending()): void {
-    if (!cfg.webhookUrl || !cfg.webhookSecret || closed) return finished();
+    if (!cfg.webhookUrl || !cfg.webhookSecret || scheduled.cancelled) return finished();
     later(Math.floor(random() * (cfg.maxDelayMs ?? 0)), () => {
       stats.deliveries++;
       fetch(cfg.webhookUrl!, { method: 'POST', headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, cfg.webhookSecret!) }, body })
         .then(async (r) => {
           await r.body?.cancel().catch(() => {});
-          if (r.status >= 500 && attempt < 8 && !closed) deliver(body, attempt + 1, finished);
+          if (r.status >= 500 && attempt < 8 && !scheduled.cancelled) deliver(body, attempt + 1, finished);
           else finished();
         })
         .catch(() => {
-          if (attempt < 8 && !closed) later(100 * attempt, () => deliver(body, attempt + 1, finished));
+          if (attempt < 8 && !scheduled.cancelled) later(100 * attempt, () => deliver(body, attempt + 1, finished));
           else finished();
         });
     });
@@ -235,9 +227,7 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
       while (inflight.size) await Promise.all([...inflight]);
     },
     async close() {
-      closed = true;
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      scheduled.cancel();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       for (const p of inflight) void p;

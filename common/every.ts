@@ -23,3 +23,31 @@ export function every(intervalMs: number, task: () => Promise<unknown>, onError:
     await running;
   };
 }
+
+/**
+ * One-shot timers that can all be cancelled at once (the sandboxes' delayed answers and deliveries): after `cancel()`
+ * nothing scheduled runs and nothing new is scheduled.
+ * @example const t = timers(); t.later(50, () => deliver(body)); ... t.cancel()
+ */
+export function timers() {
+  const pending = new Set<ReturnType<typeof setTimeout>>();
+  let cancelled = false;
+  return {
+    get cancelled() {
+      return cancelled;
+    },
+    later(ms: number, fn: () => void): void {
+      if (cancelled) return;
+      const t = setTimeout(() => {
+        pending.delete(t);
+        fn();
+      }, ms);
+      pending.add(t);
+    },
+    cancel(): void {
+      cancelled = true;
+      for (const t of pending) clearTimeout(t);
+      pending.clear();
+    },
+  };
+}

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { SIGNATURE_HEADER, signPayload } from './webhook-signature.js';
+import { timers } from '../common/every.js';
 
 /**
  * The sandbox processor: a real HTTP service, deterministic by token so anyone can reproduce every outcome.
@@ -53,20 +54,12 @@ export type Sandbox = { url: string; port: number; configure(c: SandboxConfig): 
 export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const cfg: SandboxConfig = { hangMs: 10_000, ...opts };
   const charges = new Map<string, Charge>();
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, fn: () => void) => {
-    if (closed) return;
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  };
-  let closed = false;
+  const scheduled = timers();
+  const later = scheduled.later;
   let held: string[] = [];
 
   const deliver = (body: string, attempt = 1) => {
-    if (!cfg.webhookUrl || closed) return;
+    if (!cfg.webhookUrl || scheduled.cancelled) return;
     fetch(cfg.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(body, opts.webhookSecret) }, body })
       .then((r) => {
         if (r.status >= 500 && attempt < 5) later(100 * attempt, () => deliver(body, attempt + 1));
@@ -225,8 +218,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     configure: (c) => Object.assign(cfg, c),
     charge: (key) => charges.get(key) ?? null,
     close: async () => {
-      closed = true;
-      for (const t of timers) clearTimeout(t);
+      scheduled.cancel();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },
