@@ -20,6 +20,44 @@ CREATE OR REPLACE FUNCTION settle_awaiting_units(p_order_id uuid, p_state text, 
 LANGUAGE sql AS $$
   SELECT coalesce(array_length(move_reserved_units(ARRAY[p_order_id], 'AWAITING_PAYMENT', p_state, p_reason), 1), 0)
 $$;
+-- The move both payment starts share (placeOrder's begin_payment, payOrder's begin_order_payment), on an order row the
+-- caller has locked and found RESERVED: its live hold HELD -> AWAITING_PAYMENT with a payment deadline, and a PENDING
+-- payment attempt with its own processor key (the order id for attempt 1, '<order id>:<n>' after), stored with the
+-- payment method so a timed-out authorization can be repeated by identity. I6/I7: guarded; an expired hold is not
+-- moved: the order becomes EXPIRED and its units go back (I9 events, counters back). Returns {key, attempt}, or NULL
+-- when the hold had already ended.
+CREATE OR REPLACE FUNCTION start_payment_attempt(
+  p_order_id uuid, p_provider text, p_token text, p_deadline_seconds integer,
+  p_max_pending_seconds integer, p_action_timeout_seconds integer, p_on_decline text
+) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n        integer;
+  v_attempt  integer;
+  v_key      text;
+  v_deadline timestamptz := now() + make_interval(secs => p_deadline_seconds);
+BEGIN
+  UPDATE reservations SET state = 'AWAITING_PAYMENT', payment_deadline = v_deadline, updated_at = now()
+   WHERE order_id = p_order_id AND state = 'HELD' AND expires_at > now();
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF v_n = 0 THEN
+    UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = p_order_id;
+    PERFORM return_held_units(ARRAY[p_order_id], 'EXPIRED', 'hold expired before payment');
+    RETURN NULL;
+  END IF;
+  SELECT coalesce(max(attempt), 0) + 1 INTO v_attempt FROM payments WHERE order_id = p_order_id;
+  v_key := CASE WHEN v_attempt = 1 THEN p_order_id::text ELSE p_order_id::text || ':' || v_attempt END;
+  UPDATE orders SET status = 'AWAITING_PAYMENT', updated_at = now() WHERE id = p_order_id;
+  INSERT INTO payments (order_id, attempt, provider, state, amount, currency, deadline_at, next_check_at, idem_key, token,
+                        on_decline, give_up_at, action_give_up_at)
+  SELECT id, v_attempt, p_provider, 'PENDING', total_amount, currency, v_deadline, v_deadline, v_key, p_token, p_on_decline,
+         now() + make_interval(secs => p_max_pending_seconds), now() + make_interval(secs => p_action_timeout_seconds)
+    FROM orders WHERE id = p_order_id;
+  PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9 (available did not change: the units were already held)
+  RETURN jsonb_build_object('key', v_key, 'attempt', v_attempt);
+END
+$$;
+
 -- The step between the hold and the authorization (one short transaction): HELD -> AWAITING_PAYMENT only while the
 -- hold is still live, with a payment deadline and a PENDING payment row (attempt 1, processor key = the order id,
 -- stored with the payment method so a timed-out authorization can be repeated by identity). p_max_pending_seconds /
@@ -32,31 +70,18 @@ CREATE OR REPLACE FUNCTION begin_payment(
 LANGUAGE plpgsql AS $$
 DECLARE
   v_status text;
-  v_n      integer;
-  v_deadline timestamptz := now() + make_interval(secs => p_deadline_seconds);
 BEGIN
   SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- lock order: the order row first
   IF v_status IS DISTINCT FROM 'RESERVED' THEN
     PERFORM finish_key(p_order_id, p_client_id, p_customer_id, p_key, true);
     RETURN jsonb_build_object('kind', 'not_held', 'order', order_json(p_order_id));
   END IF;
-  -- I6/I7: guarded; an expired hold is not moved (the sweeper, or the branch below, returns it).
-  UPDATE reservations SET state = 'AWAITING_PAYMENT', payment_deadline = v_deadline, updated_at = now()
-   WHERE order_id = p_order_id AND state = 'HELD' AND expires_at > now();
-  GET DIAGNOSTICS v_n = ROW_COUNT;
-  IF v_n = 0 THEN
-    UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = p_order_id;
-    PERFORM return_held_units(ARRAY[p_order_id], 'EXPIRED', 'hold expired before payment');  -- emits I9 events
+  -- a decline rejects the order (units back at once): the shopper sent the card with placeOrder
+  IF start_payment_attempt(p_order_id, p_provider, p_token, p_deadline_seconds, p_max_pending_seconds,
+                           p_action_timeout_seconds, 'REJECT') IS NULL THEN
     PERFORM finish_key(p_order_id, p_client_id, p_customer_id, p_key, true);
     RETURN jsonb_build_object('kind', 'not_held', 'order', order_json(p_order_id));
   END IF;
-  UPDATE orders SET status = 'AWAITING_PAYMENT', updated_at = now() WHERE id = p_order_id;
-  INSERT INTO payments (order_id, attempt, provider, state, amount, currency, deadline_at, next_check_at, idem_key, token,
-                        on_decline, give_up_at, action_give_up_at)
-  SELECT id, 1, p_provider, 'PENDING', total_amount, currency, v_deadline, v_deadline, p_order_id::text, p_token, 'REJECT',
-         now() + make_interval(secs => p_max_pending_seconds), now() + make_interval(secs => p_action_timeout_seconds)
-    FROM orders WHERE id = p_order_id;
-  PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9 (available did not change: the units were already held)
   PERFORM finish_key(p_order_id, p_client_id, p_customer_id, p_key, false);  -- still in flight: retries get IN_PROGRESS
   RETURN jsonb_build_object('kind', 'awaiting', 'order', order_json(p_order_id));
 END

@@ -88,10 +88,7 @@ CREATE OR REPLACE FUNCTION begin_order_payment(
 LANGUAGE plpgsql AS $$
 DECLARE
   v_status   text;
-  v_n        integer;
-  v_attempt  integer;
-  v_key      text;
-  v_deadline timestamptz := now() + make_interval(secs => p_deadline_seconds);
+  v_started  jsonb;
 BEGIN
   SELECT status INTO v_status FROM orders WHERE id = p_order_id AND client_id = p_client_id FOR UPDATE;  -- the order row first
   IF NOT FOUND THEN
@@ -102,25 +99,14 @@ BEGIN
                                                     WHEN 'CONFIRMED' THEN 'confirmed' WHEN 'EXPIRED' THEN 'expired' ELSE 'final' END,
                               'order', order_json(p_order_id));
   END IF;
-  -- I6/I7: one attempt at a time, only while the hold lasts; a second payOrder finds AWAITING_PAYMENT above.
-  UPDATE reservations SET state = 'AWAITING_PAYMENT', payment_deadline = v_deadline, updated_at = now()
-   WHERE order_id = p_order_id AND state = 'HELD' AND expires_at > now();
-  GET DIAGNOSTICS v_n = ROW_COUNT;
-  IF v_n = 0 THEN
-    UPDATE orders SET status = 'EXPIRED', updated_at = now() WHERE id = p_order_id;
-    PERFORM return_held_units(ARRAY[p_order_id], 'EXPIRED', 'hold expired before payment');  -- I9 events, counters back
+  -- I6/I7: one attempt at a time, only while the hold lasts; a second payOrder finds AWAITING_PAYMENT above. A decline
+  -- puts the hold back to HELD (on_decline HOLD) so the shopper can try another card.
+  v_started := start_payment_attempt(p_order_id, p_provider, p_token, p_deadline_seconds, p_max_pending_seconds,
+                                     p_action_timeout_seconds, 'HOLD');
+  IF v_started IS NULL THEN
     RETURN jsonb_build_object('kind', 'expired', 'order', order_json(p_order_id));
   END IF;
-  SELECT coalesce(max(attempt), 0) + 1 INTO v_attempt FROM payments WHERE order_id = p_order_id;
-  v_key := CASE WHEN v_attempt = 1 THEN p_order_id::text ELSE p_order_id::text || ':' || v_attempt END;
-  UPDATE orders SET status = 'AWAITING_PAYMENT', updated_at = now() WHERE id = p_order_id;
-  INSERT INTO payments (order_id, attempt, provider, state, amount, currency, deadline_at, next_check_at, idem_key, token,
-                        on_decline, give_up_at, action_give_up_at)
-  SELECT id, v_attempt, p_provider, 'PENDING', total_amount, currency, v_deadline, v_deadline, v_key, p_token, 'HOLD',
-         now() + make_interval(secs => p_max_pending_seconds), now() + make_interval(secs => p_action_timeout_seconds)
-    FROM orders WHERE id = p_order_id;
-  PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
-  RETURN jsonb_build_object('kind', 'awaiting', 'key', v_key, 'attempt', v_attempt, 'order', order_json(p_order_id));
+  RETURN jsonb_build_object('kind', 'awaiting', 'key', v_started->'key', 'attempt', v_started->'attempt', 'order', order_json(p_order_id));
 END
 $$;
 
