@@ -4,7 +4,9 @@
 // (globalThis.crypto.subtle on Node 20 and Workers): crypto.subtle.verify compares the MAC in constant time.
 // Signing (the sandbox, tests) is channels/sign.ts.
 
-export const SANDBOX_SIGNATURE_HEADER = 'x-lastunit-signature';
+import { SIGNATURE_HEADER, readSignatureHeader } from '../common/webhook-signature.js';
+
+export const SANDBOX_SIGNATURE_HEADER = SIGNATURE_HEADER;
 
 export class ChannelSignatureError extends Error {}
 export class ChannelPayloadError extends Error {}
@@ -43,15 +45,11 @@ function fromBase64(b64: string): Uint8Array<ArrayBuffer> | null {
 }
 
 async function verifySandbox(body: string, header: string | null, secret: string, toleranceSeconds: number, now: number): Promise<void> {
-  if (!header) throw new ChannelSignatureError('missing x-lastunit-signature header');
-  const parts = header.split(',').map((p) => p.trim().split('='));
-  const t = parts.find(([k]) => k === 't')?.[1];
-  const sigs = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
-  if (!t || !/^\d+$/.test(t) || sigs.length === 0) throw new ChannelSignatureError('malformed signature header');
-  if (Math.abs(now / 1000 - Number(t)) > toleranceSeconds) throw new ChannelSignatureError('timestamp outside the tolerance');
-  for (const s of sigs.slice(0, 8)) {
+  const read = readSignatureHeader(header, toleranceSeconds, now);
+  if ('problem' in read) throw new ChannelSignatureError(read.problem);
+  for (const s of read.signatures) {
     const mac = fromHex(s);
-    if (mac && (await verifyHmac(secret, `${t}.${body}`, mac))) return;
+    if (mac && (await verifyHmac(secret, `${read.timestamp}.${body}`, mac))) return;
   }
   throw new ChannelSignatureError('signature mismatch');
 }

@@ -2,13 +2,8 @@
 // node:crypto: never imported by code the worker bundle reaches (verification is channels/inbound.ts, Web Crypto).
 import { createHmac } from 'node:crypto';
 
-/**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, the scheme of lastunit's payment sandbox.
- * @example headers[SANDBOX_SIGNATURE_HEADER] = signSandbox(body, secret)
- */
-export function signSandbox(body: string, secret: string, timestamp = Math.floor(Date.now() / 1000)): string {
-  return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex')}`;
-}
+/** lastunit's own scheme (common/webhook-signature.ts), as the payment sandbox signs. */
+export { signPayload as signSandbox } from '../common/webhook-signing.js';
 
 /** Shopify's `X-Shopify-Hmac-Sha256`: base64 HMAC-SHA256 of the raw body with the app's secret. */
 export function signShopify(body: string, secret: string): string {
