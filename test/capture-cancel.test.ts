@@ -103,6 +103,41 @@ describe('cancelOrder', () => {
     expect(await t.inventory('CAN-KEEP')).toEqual({ available: 1, reserved: 0, sold: 1 });
   });
 
+  it('restock of a confirmed bundle order puts each component\'s units back on sale, with the events and purchase counts', async () => {
+    await t.product('CAN-BP', 5);
+    await t.product('CAN-BQ', 5);
+    const made = await t.http(`mutation($input: CreateProductInput!) { createProduct(input: $input) { userErrors { code } } }`, {
+      input: { sku: 'CAN-BKIT', name: 'Kit', priceAmount: 3000, currencyCode: 'USD', components: [{ sku: 'CAN-BP', quantity: 1 }, { sku: 'CAN-BQ', quantity: 2 }] },
+    }, KEYS.admin);
+    expect(made.createProduct.userErrors).toEqual([]);
+    const limit = await t.http(`mutation { setPurchaseLimit(input: {sku: "CAN-BQ", limit: 4}) { userErrors { code } } }`, {}, KEYS.admin);
+    expect(limit.setPurchaseLimit.userErrors).toEqual([]);
+    const r = await t.pay(`cc-bkit-${Math.random()}`, 'CAN-BKIT', 'tok_approve', 2);
+    expect(r.order!.status).toBe('CONFIRMED');
+    const id = r.order!.id;
+    expect(await t.inventory('CAN-BP')).toEqual({ available: 3, reserved: 0, sold: 2 });
+    expect(await t.inventory('CAN-BQ')).toEqual({ available: 1, reserved: 0, sold: 4 });
+    expect((await t.db.query(`SELECT units FROM customer_purchases WHERE sku = 'CAN-BQ'`)).rows).toEqual([{ units: 4 }]);
+    const events = async () => (await t.db.query(`SELECT aggregate_key AS sku, count(*)::int AS n FROM outbox WHERE topic = 'availability' AND aggregate_key LIKE 'CAN-B%' GROUP BY 1 ORDER BY 1`)).rows as { sku: string; n: number }[];
+    const before = await events();
+    const c = await admin('cancelOrder', { orderId: id, restock: true });
+    expect(c).toMatchObject({ userErrors: [], order: { status: 'CANCELLED', reservation: { state: 'RELEASED' } } });
+    expect(await t.inventory('CAN-BP')).toEqual({ available: 5, reserved: 0, sold: 0 });
+    expect(await t.inventory('CAN-BQ')).toEqual({ available: 5, reserved: 0, sold: 0 });
+    expect(await t.inventory('CAN-BKIT')).toMatchObject({ reserved: 0, sold: 0 });
+    expect(await t.availability('CAN-BKIT')).toEqual({ available: 2, soldOut: false });
+    // one availability event per component (and the bundle's, announced with them)
+    const after = await events();
+    for (const sku of ['CAN-BP', 'CAN-BQ', 'CAN-BKIT']) {
+      expect(after.find((e) => e.sku === sku)!.n).toBeGreaterThan(before.find((e) => e.sku === sku)?.n ?? 0);
+    }
+    // the customer's purchase count of the component is given back
+    expect((await t.db.query(`SELECT units FROM customer_purchases WHERE sku = 'CAN-BQ'`)).rows).toEqual([]);
+    // twice: the same answer, nothing moves again
+    expect((await admin('cancelOrder', { orderId: id, restock: true })).order!.status).toBe('CANCELLED');
+    expect(await t.inventory('CAN-BQ')).toEqual({ available: 5, reserved: 0, sold: 0 });
+  });
+
   it('refuses an order that is not confirmed (ALREADY_FINAL) and unknown ids (NOT_FOUND), changing nothing', async () => {
     await t.product('CAN-HELD', 1);
     const held = await t.http(`mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id } } }`, {

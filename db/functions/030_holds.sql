@@ -1,7 +1,8 @@
 -- Returning and moving held units: release, expiry, and the shared move used by the payment outcomes (I2, I6, I7).
 
 -- Moves the units of the given (already locked) orders' reservations in state p_from to p_to: SOLD moves them
--- reserved -> sold, anything else (RELEASED, EXPIRED) reserved -> available. Inventory rows are locked in SKU order,
+-- reserved -> sold, anything else (RELEASED, EXPIRED) reserved -> available; from SOLD (a confirmed order cancelled with
+-- its units restocked) they go sold -> available, reserved unchanged. Inventory rows are locked in SKU order,
 -- as every writer does, so this cannot deadlock with placeOrder. Every path that gives units back or sells them comes
 -- through here, so the fair-drop counters (I12, I14, 060_fair-drops.sql) move in the same transaction. Returns the
 -- SKUs whose stock moved.
@@ -12,6 +13,7 @@ DECLARE
   v_qtys  integer[];
   v_moved jsonb;
 BEGIN
+  IF p_from = 'SOLD' AND p_to = 'SOLD' THEN RAISE EXCEPTION 'move_reserved_units: SOLD -> SOLD moves nothing'; END IF;
   -- I14 lock order: the buyers' hold counters before reservations and inventory, where placeOrder takes them
   IF p_from IN ('HELD', 'AWAITING_PAYMENT') THEN PERFORM lock_hold_counters(p_order_ids); END IF;
   -- I6: only reservations still in p_from move; a second caller finds none.
@@ -26,11 +28,11 @@ BEGIN
   SELECT (SELECT array_agg(sku ORDER BY sku) FROM per_sku), (SELECT array_agg(q ORDER BY sku) FROM per_sku),
          (SELECT jsonb_agg(jsonb_build_object('o', order_id, 's', sku, 'q', quantity)) FROM units)
     INTO v_skus, v_qtys, v_moved;
-  -- I2: the same units leave reserved and enter sold or available, in this transaction.
+  -- I2: the same units leave reserved (or sold) and enter sold or available, in this transaction.
   FOR i IN 1 .. coalesce(array_length(v_skus, 1), 0) LOOP
     UPDATE inventory
-       SET reserved = reserved - v_qtys[i],
-           sold = sold + CASE WHEN p_to = 'SOLD' THEN v_qtys[i] ELSE 0 END,
+       SET reserved = reserved - CASE WHEN p_from = 'SOLD' THEN 0 ELSE v_qtys[i] END,
+           sold = sold + CASE WHEN p_to = 'SOLD' THEN v_qtys[i] WHEN p_from = 'SOLD' THEN -v_qtys[i] ELSE 0 END,
            available = available + CASE WHEN p_to = 'SOLD' THEN 0 ELSE v_qtys[i] END,
            version = version + 1, updated_at = now()
      WHERE sku = v_skus[i];

@@ -157,9 +157,6 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_status text;
   v_pay    payments%ROWTYPE;
-  v_skus   text[];
-  v_moved  jsonb;
-  v_line   record;
 BEGIN
   SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- the order row first
   IF NOT FOUND THEN
@@ -172,19 +169,9 @@ BEGIN
     RETURN jsonb_build_object('kind', 'not_confirmed', 'order', order_json(p_order_id));
   END IF;
   IF p_restock THEN
-    -- I6: only reservations still SOLD move, once
-    WITH moved AS (
-      UPDATE reservations SET state = 'RELEASED', released_reason = coalesce(p_reason, 'cancelled'), updated_at = now()
-       WHERE order_id = p_order_id AND state = 'SOLD' RETURNING order_id, sku, quantity)
-    SELECT (SELECT array_agg(sku ORDER BY sku) FROM moved), (SELECT jsonb_agg(jsonb_build_object('o', order_id, 's', sku, 'q', quantity)) FROM moved)
-      INTO v_skus, v_moved;
-    FOR v_line IN SELECT x.s AS sku, x.q AS quantity FROM jsonb_to_recordset(coalesce(v_moved, '[]'::jsonb)) AS x(s text, q integer) ORDER BY x.s LOOP
-      -- I2: the same units leave sold and enter available, inventory rows in SKU order
-      UPDATE inventory SET sold = sold - v_line.quantity, available = available + v_line.quantity, version = version + 1, updated_at = now()
-       WHERE sku = v_line.sku;
-    END LOOP;
-    PERFORM give_back_counts(v_moved, 'SOLD', 'RELEASED');  -- I12: no longer bought
-    IF v_skus IS NOT NULL THEN PERFORM emit_availability(v_skus); END IF;  -- I9
+    -- I6: only reservations still SOLD move, once; sold -> available (a bundle gives back its components), the
+    -- availability events (I9) and the customer's purchase counts (I12), as every other give-back does
+    PERFORM move_reserved_units(ARRAY[p_order_id], 'SOLD', 'RELEASED', coalesce(p_reason, 'cancelled'));
   END IF;
   SELECT * INTO v_pay FROM payments WHERE order_id = p_order_id AND state IN ('AUTHORIZED', 'EXTERNAL') ORDER BY attempt DESC LIMIT 1;
   IF v_pay.state = 'EXTERNAL' THEN

@@ -188,18 +188,9 @@ BEGIN
     SELECT id, status INTO v_id, v_status FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
   END IF;
   IF v_status <> 'CONFIRMED' THEN RETURN jsonb_build_object('kind', 'noop', 'order', order_json(v_id)); END IF;
-  -- I6: the sold units go back on sale once (only reservations still SOLD move)
-  WITH moved AS (
-    UPDATE reservations SET state = 'RELEASED', released_reason = 'cancelled by the marketplace', updated_at = now()
-     WHERE order_id = v_id AND state = 'SOLD' RETURNING sku, quantity)
-  SELECT jsonb_agg(jsonb_build_object('sku', sku, 'quantity', quantity)) INTO v_lines FROM moved;
-  -- a bundle gives back its components
-  SELECT array_agg(l.sku ORDER BY l.sku) INTO v_skus FROM jsonb_to_recordset(expand_bundle_lines(coalesce(v_lines, '[]'::jsonb))) AS l(sku text);
-  FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(coalesce(v_lines, '[]'::jsonb))) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
-    UPDATE inventory SET sold = sold - v_line.quantity, available = available + v_line.quantity, version = version + 1, updated_at = now()
-     WHERE sku = v_line.sku;  -- I2: the same units leave sold and enter available
-  END LOOP;
-  IF v_skus IS NOT NULL THEN PERFORM emit_availability(v_skus); END IF;
+  -- I6: the sold units go back on sale once (only reservations still SOLD move; a bundle gives back its components),
+  -- with the availability events (I9)
+  PERFORM move_reserved_units(ARRAY[v_id], 'SOLD', 'RELEASED', 'cancelled by the marketplace');
   UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = v_id;
   PERFORM emit_order_status(ARRAY[v_id]);
   RETURN jsonb_build_object('kind', 'cancelled', 'order', order_json(v_id));
