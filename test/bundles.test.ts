@@ -35,6 +35,23 @@ describe('bundles', () => {
     expect(await t.inventory('BU-LIM')).toEqual({ available: 8, reserved: 12, sold: 0 });
   });
 
+  it('a purchase-limit refusal leaves no trace: no availability event for the SKU or its bundles, no version step', async () => {
+    await t.product('BU-PL', 10);
+    await bundle('BU-PL-KIT', [{ sku: 'BU-PL', quantity: 1 }]);
+    expect((await t.admin(`mutation { setPurchaseLimit(input: {sku: "BU-PL", limit: 1}) { userErrors { code } } }`)).setPurchaseLimit.userErrors).toEqual([]);
+    expect((await t.placeOrder({ idempotencyKey: 'bu-pl-1', customerId: 'cust-pl', lines: [{ sku: 'BU-PL', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    const trace = async () => ({
+      events: (await t.db.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = 'availability' AND aggregate_key IN ('BU-PL', 'BU-PL-KIT')`)).rows[0].n,
+      version: (await t.db.query(`SELECT version FROM inventory WHERE sku = 'BU-PL'`)).rows[0].version,
+    });
+    const before = await trace();
+    // the single-line claim of a limited SKU: refused under the limit, and what the claim's triggers wrote is undone with it
+    const refused = await t.placeOrder({ idempotencyKey: 'bu-pl-2', customerId: 'cust-pl', lines: [{ sku: 'BU-PL', quantity: 1 }] });
+    expect(refused.order?.rejection?.code ?? refused.userErrors[0]?.code).toBe('PURCHASE_LIMIT');
+    expect(await trace()).toEqual(before);
+    expect(await t.inventory('BU-PL')).toEqual({ available: 9, reserved: 1, sold: 0 });
+  });
+
   it('creates a bundle whose availability is the minimum over its components; refuses bad ones, writing nothing', async () => {
     await t.product('BU-A', 10);
     await t.product('BU-C', 3);

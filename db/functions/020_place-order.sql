@@ -57,6 +57,7 @@ DECLARE
   v_status_event bigint;
   v_hold_buyer   text := CASE WHEN coalesce(p_max_holds, 0) > 0 THEN p_buyer END;
   v_has_bundle   boolean;  -- a line is a bundle: claim_order claims its components (091_bundles.sql)
+  v_limited      boolean;  -- a line has a purchase limit (I12): claim_order claims it in a subtransaction
   v_short        record;   -- a line the stock cannot cover at a glance (the sold-out answer)
   v_rejection    jsonb;
 BEGIN
@@ -64,10 +65,11 @@ BEGIN
   -- written. Products are never deleted and prices are copied onto the order, so this read decides nothing about stock.
   SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount::bigint * l.quantity), min(p.currency),
          jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku),
-         coalesce(bool_or(p.is_bundle), false)
-    INTO v_unknown, v_currencies, v_total, v_currency, v_lines, v_has_bundle
+         coalesce(bool_or(p.is_bundle), false), coalesce(bool_or(i.purchase_limit IS NOT NULL), false)
+    INTO v_unknown, v_currencies, v_total, v_currency, v_lines, v_has_bundle, v_limited
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
-    LEFT JOIN products p ON p.sku = l.sku;
+    LEFT JOIN products p ON p.sku = l.sku
+    LEFT JOIN inventory i ON i.sku = l.sku;
   IF v_unknown IS NOT NULL THEN
     RETURN jsonb_build_object('kind', 'unknown_sku', 'sku', v_unknown);
   END IF;
@@ -147,7 +149,7 @@ BEGIN
   RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id, 'customerId', p_customer_id,
     'key', p_key, 'payment', p_payment, 'lines', v_lines, 'totalAmount', v_total, 'currency', v_currency,
     'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event, 'holdBuyer', v_hold_buyer, 'maxHolds', p_max_holds,
-    'hasBundle', v_has_bundle);
+    'hasBundle', v_has_bundle, 'limited', v_limited);
 END
 $$;
 
@@ -177,14 +179,17 @@ BEGIN
     v_rejection := jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
       'message', format('this buyer already has %s active holds: complete, release or let one expire first', p->>'maxHolds'));
   -- I3: every unit is claimed by one conditional UPDATE; lines in SKU order so all writers lock rows in one order (no deadlocks).
-  ELSIF jsonb_array_length(v_claims) = 1 THEN
+  -- The single-line fast path has no subtransaction: a line with a purchase limit (known from phase 1) takes the loop
+  -- below, whose rollback also undoes what the claim's triggers wrote (listings, bundle events).
+  ELSIF jsonb_array_length(v_claims) = 1 AND NOT coalesce((p->>'limited')::boolean, false) THEN
     SELECT l.sku, l.quantity INTO v_line FROM jsonb_to_recordset(v_claims) AS l(sku text, quantity integer);
     UPDATE inventory SET available = available - v_line.quantity, reserved = reserved + v_line.quantity, version = version + 1, updated_at = now()
      WHERE sku = v_line.sku AND available >= v_line.quantity
     RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
     IF FOUND AND v_inv.purchase_limit IS NOT NULL
        AND NOT count_purchase(p->>'clientId', p->>'customerId', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
-      -- I12 refused: undo this claim on the row still locked by this transaction (no event was written for it)
+      -- I12 refused, for a limit set after phase 1 read none: undo this claim on the row still locked by this
+      -- transaction (no availability event was written for it)
       UPDATE inventory SET available = available + v_line.quantity, reserved = reserved - v_line.quantity WHERE sku = v_line.sku;
       v_failed_sku := v_line.sku; v_limited := v_inv.purchase_limit;
     ELSIF FOUND THEN
