@@ -23,8 +23,12 @@ CREATE OR REPLACE FUNCTION channel_listings_follow() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
-  SELECT c.id, NEW.sku, listed_quantity(NEW.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), NEW.version, clock_timestamp()
+  SELECT c.id, NEW.sku, q.quantity, NEW.version, clock_timestamp()
     FROM channels c
+   CROSS JOIN LATERAL (SELECT listed_quantity(NEW.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below) AS quantity) q
+   -- a listing whose figure does not move is skipped by a plain read: ON CONFLICT DO UPDATE would lock its row even when
+   -- its WHERE is false, and the claim holding the inventory row lock would wait behind the pusher's lease of it
+   WHERE NOT EXISTS (SELECT 1 FROM channel_listings x WHERE x.channel_id = c.id AND x.sku = NEW.sku AND x.desired_quantity = q.quantity)
   ON CONFLICT (channel_id, sku) DO UPDATE
      SET desired_quantity = excluded.desired_quantity, desired_version = greatest(l.desired_version + 1, excluded.desired_version),
          desired_at = CASE WHEN l.desired_version > l.pushed_version THEN l.desired_at ELSE excluded.desired_at END,  -- lag: since the oldest unsent change
