@@ -1,5 +1,6 @@
 // Marketplace channels (docs/channels.md): the admin API and listed quantities (point 1), and inbound marketplace
 // orders applied exactly once through POST /webhooks/channels/:channelId over real HTTP (point 2).
+import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { KEYS } from './support/app.js';
 import { startChannelsApp } from './support/channels.js';
@@ -10,6 +11,26 @@ const t = await startChannelsApp();
 const ORDER = `status channel rejection { code sku } lines { sku quantity } total { amount currencyCode }`;
 const channelOrder = async (channelId: string, externalOrderId: string) =>
   (await t.admin(`query($id: ID!, $x: String!) { channel(id: $id) { order(externalOrderId: $x) { ${ORDER} } } }`, { id: channelId, x: externalOrderId })).channel.order;
+/** POSTs a chunked body (no Content-Length) and never ends it: only an answer before the end resolves this. */
+function postOpenEnded(path: string, body: Buffer, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request(`${t.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers } });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode!, body: text });
+      });
+    });
+    req.on('error', (err) => {
+      if (!req.destroyed) reject(err);
+    });
+    for (let at = 0; at < body.length; at += 16_384) req.write(body.subarray(at, at + 16_384));
+    req.flushHeaders();
+  });
+}
 const processed = async (source: string) =>
   Number((await t.db.query(`SELECT count(*)::int AS n FROM processed_events WHERE source = $1`, [source])).rows[0].n);
 
@@ -105,9 +126,11 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
     const { webhookSecret } = await t.createChannel({ id: 'big' });
     const lines = Array.from({ length: 20_000 }, (_, i) => ({ sku: `SKU-${i}`, quantity: 1 }));
     const body = JSON.stringify({ eventId: 'big-1', type: 'order.created', externalOrderId: 'big-1', lines });
-    // answered before the upload ends: this connection is not reused after
-    const r = await t.post('big', body, { [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, webhookSecret!), connection: 'close' });
+    expect(Buffer.byteLength(body)).toBeGreaterThan(262_144);
+    // chunked, no Content-Length, and never ended: only the streaming count can refuse it
+    const r = await postOpenEnded(`/webhooks/channels/big`, Buffer.from(body), { [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, webhookSecret!) });
     expect(r.status).toBe(413);
+    expect(JSON.parse(r.body).errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
     expect(await processed('channel:big')).toBe(0);
   });
 

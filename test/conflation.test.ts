@@ -108,10 +108,26 @@ describe('fan-out conflation', () => {
     const src = source();
     const op = args('subscription($id: ID!) { orderStatusChanged(orderId: $id) { id status } }', { id: 'o2' });
     const slow = (await shared(op, 'k3', () => src.iterable)) as AsyncIterableIterator<ExecutionResult>;
-    for (let i = 0; i <= MAX_PENDING; i++) src.push(status('o2', `S${i}`));
+    const fast = (await shared(op, 'k3', () => src.iterable)) as AsyncIterableIterator<ExecutionResult>;
+    const fastSeen: ExecutionResult[] = [];
+    const total = MAX_PENDING + 2; // MAX_PENDING + 1 that end the slow one, then one pushed after it ended
+    const reading = (async () => {
+      for await (const r of fast) {
+        fastSeen.push(r);
+        if (fastSeen.length === total) break;
+      }
+    })();
+    for (let i = 0; i <= MAX_PENDING; i++) {
+      src.push(status('o2', `S${i}`));
+      if (i % 16 === 0) await settle(); // the fast one reads as it goes
+    }
     await settle();
     const got: ExecutionResult[] = [];
     for await (const r of slow) got.push(r);
     expect(got).toHaveLength(MAX_PENDING); // what it had, then the end: its client resubscribes
+    src.push(status('o2', 'AFTER'));
+    await reading;
+    const expected = [...Array.from({ length: MAX_PENDING + 1 }, (_, i) => status('o2', `S${i}`)), status('o2', 'AFTER')];
+    expect(fastSeen).toEqual(expected);
   });
 });

@@ -99,8 +99,11 @@ describe('the marketplace sandbox in the Node host', () => {
     });
     expect(other.createChannel.userErrors).toEqual([]);
     await host!.stop();
-    await start();
+    await start({ ...DEV, LOG_LEVEL: 'info' });
     expect((await demoChannel()).endpoint).toBe(moved.endpoint);
+    // decided before the host listens (node/marketplace.ts), so it is in the output by the time it answers
+    expect(host!.output()).toContain('marketplace sandbox not started: channels point elsewhere');
+    expect(host!.output()).not.toContain('marketplace sandbox started in-process');
   });
 
   it('is the development default only, and production refuses it (exit 2, naming MARKETPLACE_SANDBOX)', () => {

@@ -62,6 +62,9 @@ describe('orders(customerId, status, first, after)', () => {
     const everything = await all(ORDERS, { first: 3 }, 'orders', KEYS.admin);
     expect(new Set(everything.map((o) => o.id))).toEqual(new Set([...ids, other]));
     const r = await t.gql(ORDERS, {}, KEYS.partner);
-    expect(r.body.errors?.[0]?.extensions?.code).toBeTruthy(); // partners run persisted operations only
+    // partners run persisted operations only: a document is refused before it runs
+    expect(r.status).toBe(403);
+    expect(r.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
+    expect(r.body.data ?? null).toBeNull();
   });
 });

@@ -90,6 +90,23 @@ describe('races decided by PostgreSQL (two server processes: batching off, and t
     for (const q of refusedWants) expect(q).toBeGreaterThan(acct.available);
   });
 
+  it('refuses none of 600 buyers of 1 to 3 when the stock covers all their demand exactly', async () => {
+    const wants = (i: number) => 1 + (i % 3);
+    const demand = Array.from({ length: 600 }, (_, i) => wants(i)).reduce((s, q) => s + q, 0);
+    await product('RACE-FIT', demand);
+    const refused: string[] = [];
+    const r = await race(600, async (i) => {
+      const p = await placeOrder(i, { idempotencyKey: `rfit-${i}`, customerId: `rfit-${i}`, lines: [{ sku: 'RACE-FIT', quantity: wants(i) }] });
+      if (p.order?.status === 'RESERVED') return true;
+      refused.push(`${i}:${p.userErrors[0]?.code}`);
+      return false;
+    });
+    expect(refused).toEqual([]);
+    expect(r.won).toBe(600);
+    expect(await stockAccount(tdb.db, 'RACE-FIT', demand)).toMatchObject({ available: 0, reserved: demand, oversold: 0, conserved: true });
+    expect(await reservedOrders('RACE-FIT')).toBe(600);
+  });
+
   it('makes one order of 50 requests with the same key and input sent to both processes at once', async () => {
     await product('RACE-TWINS', 10);
     const input = { idempotencyKey: 'twin', customerId: 'twin-buyer', lines: [{ sku: 'RACE-TWINS', quantity: 2 }] };

@@ -160,8 +160,11 @@ describe('Stripe, through the pipeline', () => {
     expect(c.body.data.cancelOrder).toEqual({ order: { status: 'CANCELLED' }, userErrors: [] });
     seen.length = 0;
     expect(await compensateOnce(deps)).toBe(1);
+    // the worker again, twice at once: nothing left to refund, no second request
+    expect(await Promise.all([compensateOnce(deps), compensateOnce(deps)])).toEqual([0, 0]);
     const pi = piOf(r.order);
     expect(seen.filter((s) => s.path === '/v1/refunds')).toEqual([{ method: 'POST', path: '/v1/refunds', idempotencyKey: `refund-${r.order.id}` }]);
+    expect((await t.db.query(`SELECT state FROM compensations WHERE order_id = $1`, [r.order.id])).rows).toEqual([{ state: 'DONE' }]);
     expect(await webhook('charge.refunded', { id: 'ch_local_1', object: 'charge', payment_intent: pi.id, refunded: true, metadata: {} })).toBe('noop'); // already done
     expect(seen.some((s) => s.path.includes('search'))).toBe(false);
   });
