@@ -3,14 +3,10 @@
 // SHA-256; `order`, `releaseReservation` and `orderStatusChanged` take it back as `token`.
 import type { Caller } from '../common/caller.js';
 import { sha256Hex } from '../common/hash.js';
+import { randomBase64url } from '../common/random.js';
 
 /** 32 random bytes, base64url: `ot_` + 43 characters. */
-export function mintOrderToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let s = '';
-  for (const b of bytes) s += String.fromCharCode(b);
-  return `ot_${btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
-}
+export const mintOrderToken = (): string => `ot_${randomBase64url(32)}`;
 
 export const hashOrderToken = (token: string) => sha256Hex(token);
 

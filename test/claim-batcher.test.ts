@@ -126,3 +126,57 @@ describe('place_orders lock order', () => {
     }
   });
 });
+
+describe('place_orders set-based sales', () => {
+  it('prepares plain sales with one statement per table, claims them with one conditional UPDATE in arrival order, and refuses the rest with their holds given back', async () => {
+    await t.product('SET-1', 3);
+    // b4 already holds its two (I14): its request is refused HOLD_LIMIT, its counter unchanged
+    await t.db.query(`INSERT INTO buyer_holds (client_id, buyer, active, max_active) VALUES ('c1', 'b4', 2, 2)`);
+    const req = (n: number, buyer: string, quantity = 1) => ({
+      clientId: 'c1', customerId: `cust-${n}`, key: `k${n}`, hash: `h${n}`, lines: [{ sku: 'SET-1', quantity }], buyer, tokenHash: null,
+    });
+    const batch = [req(1, 'b1'), req(2, 'b2', 2), req(3, 'b3'), req(4, 'b4'), req(5, 'b5'), req(6, 'b5')]; // b5 twice: per-order path
+    const before = await t.db.query(`SELECT coalesce(max(id), 0) AS id FROM outbox`);
+    const { rows } = await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, 2) AS r`, [JSON.stringify(batch)]);
+    const answers = rows[0].r as any[];
+    expect(answers.map((a) => [a.kind, a.order.status, a.order.rejection?.code ?? null])).toEqual([
+      ['placed', 'RESERVED', null],
+      ['placed', 'RESERVED', null],
+      ['rejected', 'REJECTED', 'SOLD_OUT'],
+      ['rejected', 'REJECTED', 'HOLD_LIMIT'],
+      ['rejected', 'REJECTED', 'SOLD_OUT'],
+      ['rejected', 'REJECTED', 'SOLD_OUT'],
+    ]);
+    expect(answers[1].order).toMatchObject({ totalAmount: 2000, currency: 'USD', lines: [{ sku: 'SET-1', quantity: 2, unitAmount: 1000 }], reservation: { state: 'HELD' } });
+    expect(await t.inventory('SET-1')).toEqual({ available: 0, reserved: 3, sold: 0 });
+    // what the database says matches every answer: statuses, reservations, key rows
+    const ids = answers.map((a) => a.order.id);
+    const orders = await t.db.query(`SELECT id::text, status, rejection->>'code' AS code FROM orders WHERE id = ANY($1::uuid[])`, [ids]);
+    expect(new Map(orders.rows.map((o) => [o.id, [o.status, o.code]]))).toEqual(new Map(answers.map((a) => [a.order.id, [a.order.status, a.order.rejection?.code ?? null]])));
+    const held = await t.db.query(`SELECT order_id::text AS id, quantity FROM reservations WHERE sku = 'SET-1' AND state = 'HELD' ORDER BY quantity`);
+    expect(held.rows).toEqual([{ id: ids[0], quantity: 1 }, { id: ids[1], quantity: 2 }]);
+    const keys = await t.db.query(`SELECT key, order_id::text AS id FROM idempotency_keys WHERE client_id = 'c1' AND key = ANY($1) ORDER BY key`, [batch.map((b) => b.key)]);
+    expect(keys.rows.map((k) => k.id)).toEqual(ids);
+    // I14: the sold buyers count one hold each, the one refused for stock was given its hold back, b4 is unchanged
+    const holds = await t.db.query(`SELECT buyer, active FROM buyer_holds WHERE client_id = 'c1' ORDER BY buyer`);
+    expect(holds.rows).toEqual([{ buyer: 'b1', active: 1 }, { buyer: 'b2', active: 1 }, { buyer: 'b4', active: 2 }]);
+    // I9: one availability event for the batch's plain claim (the newest count), one status event per order with the
+    // status it ended in (b5's two went the per-order way: prepared, then refused by claim_order)
+    const events = await t.db.query(`SELECT topic, aggregate_key, payload FROM outbox WHERE id > $1 ORDER BY id`, [before.rows[0].id]);
+    const availability = events.rows.filter((e) => e.topic === 'availability' && e.aggregate_key === 'SET-1');
+    expect(availability.map((e) => [e.payload.available, e.payload.soldOut])).toEqual([[0, true]]);
+    const statuses = events.rows.filter((e) => e.topic === 'order_status').map((e) => [e.aggregate_key, e.payload.status] as const);
+    expect(statuses).toHaveLength(6);
+    expect(new Map(statuses)).toEqual(new Map(answers.map((a) => [a.order.id, a.order.status])));
+  });
+
+  it('answers a retry of a plain sale from its key row, and the same key with another request IDEMPOTENCY_KEY_REUSED', async () => {
+    await t.product('SET-2', 5);
+    const req = (n: number, hash = `h${n}`) => ({ clientId: 'c2', customerId: `cust-${n}`, key: `k${n}`, hash, lines: [{ sku: 'SET-2', quantity: 1 }], buyer: null, tokenHash: null });
+    const first = (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, 0) AS r`, [JSON.stringify([req(1), req(2)])])).rows[0].r as any[];
+    const again = (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, 0) AS r`, [JSON.stringify([req(1), req(2, 'other'), req(3)])])).rows[0].r as any[];
+    expect(again.map((a) => a.kind)).toEqual(['replayed', 'reused', 'placed']);
+    expect(again[0].order.id).toBe(first[0].order.id);
+    expect(await t.inventory('SET-2')).toEqual({ available: 2, reserved: 3, sold: 0 });
+  });
+});

@@ -17,8 +17,11 @@
 --              so a new order costs no second statement; a replay writes nothing and the caller hands out no token.
 -- The answer to a line the stock cannot cover (SOLD_OUT or INSUFFICIENT_STOCK), and the order document of an order
 -- refused at a glance: one definition for prepare_order, place_orders (set-based) and claim_order.
+-- STABLE, not IMMUTABLE: their bodies call format() and jsonb_build_object(), which are STABLE, and PostgreSQL inlines
+-- a SQL function only when its body is no more volatile than it is declared; declared IMMUTABLE, each call ran as a
+-- separate SQL-function execution (a plan per call, per refused order of a batch).
 CREATE OR REPLACE FUNCTION stock_rejection(p_sku text, p_quantity integer, p_available integer) RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
     'code', CASE WHEN p_available = 0 THEN 'SOLD_OUT' ELSE 'INSUFFICIENT_STOCK' END,
     'sku', p_sku,
@@ -28,7 +31,7 @@ $$;
 
 CREATE OR REPLACE FUNCTION rejected_order_json(
   p_order_id uuid, p_customer_id text, p_total bigint, p_currency text, p_rejection jsonb, p_at timestamptz, p_lines jsonb
-) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+) RETURNS jsonb LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
     'id', p_order_id, 'status', 'REJECTED', 'customerId', p_customer_id, 'totalAmount', p_total, 'currency', p_currency,
     'rejection', p_rejection, 'createdAt', p_at, 'updatedAt', p_at, 'lines', p_lines, 'reservation', NULL)
@@ -276,13 +279,20 @@ END
 $$;
 
 -- Coalesced claims (ARCHITECTURE.md section 5, "may coalesce concurrent claims for one SKU into one statement").
--- Several single-line orders for ONE SKU are placed in one transaction. Each still goes through prepare_order and
--- claim_order (its own key row, its own conditional UPDATE: I3, I4, I5 unchanged), but they share one commit, so the
--- hot row lock is held for one WAL flush instead of one per order.
--- Lock order: phase 1 (key rows, in key order) for every request before any claim, then every buyer's hold counter
--- (I14, in buyer order), so this transaction never waits for a key row or a hold counter while it holds the inventory
--- row; the callers batch only orders for the same single SKU, so a batch locks exactly one inventory row and cannot
--- deadlock with writers that lock in SKU order.
+-- Several single-line orders for ONE SKU are placed in one transaction, so they share one commit and the hot row lock
+-- is held for one WAL flush instead of one per order. Each request keeps its own key row (I4, I5) and its own order.
+-- The common case is set-based, one statement per table for the whole batch:
+--   1. sold out at a glance: key rows, REJECTED orders and their lines (prepare_order's quiet refusal);
+--   2. plain sales: single-line requests for a plain SKU (no bundle, no purchase limit), each buyer once in the
+--      batch: key rows, RESERVED orders, lines and holds (prepare_order's writes), before any inventory lock;
+--   3. every other request (a replay, a reused key, a twin, a bundle, a limited SKU, a buyer twice): prepare_order;
+--   4. every buyer's hold counter (I14), in (client, buyer) order;
+--   5. the claim of the plain sales: the SKU's row locked once, the requests granted in arrival order while what is
+--      left covers them (the per-order conditional UPDATE's decision, taken once), ONE conditional UPDATE for their
+--      sum (I3: CHECK available >= 0 still guards it), one availability event; then claim_order for the others.
+-- Lock order: every key row and every hold counter before the inventory row, so this transaction never waits for a
+-- key row or a hold counter while it holds the SKU; the callers batch only orders for the same single SKU, so a batch
+-- locks exactly one inventory row and cannot deadlock with writers that lock in SKU order.
 -- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
 DROP FUNCTION IF EXISTS place_orders(jsonb, integer, integer);
 CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer, p_max_holds integer DEFAULT 0)
@@ -291,15 +301,25 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_req      record;
   v_n        integer := jsonb_array_length(p_requests);
-  v_prepared jsonb[] := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
-  v_out      jsonb := '[]'::jsonb;
+  v_answers  jsonb[] := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
+  v_answered integer := 0;
   v_now      timestamptz := now();
+  v_expires  timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
+  v_sku      text;     -- the SKU of the plain sales
+  v_plain    boolean := false;
+  v_price    integer;
+  v_currency char(3);
+  v_left     integer;  -- units of v_sku not yet granted to this batch (under the row lock)
+  v_total    integer := 0;
+  v_inv      record;
+  v_rejection jsonb;
+  v_refused  uuid[] := '{}';
 BEGIN
-  -- Set-based refusals (the sold-out answer of prepare_order, for the whole batch at once): the single-line requests
-  -- of a known, non-bundle SKU whose stock cannot cover them at a glance (committed state, no lock) get their key rows
-  -- (in key order, before any inventory lock), their REJECTED orders and their lines with one statement per table.
-  -- A request whose key row exists already (a replay, a reused key, a twin in this batch or in flight elsewhere) is not
-  -- inserted here and goes through prepare_order below, which replays or refuses it against the row that won.
+  -- 1. Set-based refusals: the single-line requests of a known, non-bundle SKU whose stock cannot cover them at a
+  -- glance (committed state, no lock) get their key rows (in key order, before any inventory lock), their REJECTED
+  -- orders and their lines with one statement per table. A request whose key row exists already (a replay, a reused
+  -- key, a twin in this batch or in flight elsewhere) is not inserted here and goes through prepare_order below, which
+  -- replays or refuses it against the row that won.
   FOR v_req IN
     WITH req AS (
       SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
@@ -321,7 +341,7 @@ BEGIN
       RETURNING order_id
     ), won AS (
       SELECT f.*, stock_rejection(f.sku, f.quantity, f.available) AS rejection
-        FROM refused f JOIN keys k ON k.order_id = f.order_id
+        FROM refused f WHERE f.order_id IN (SELECT k.order_id FROM keys k)
     ), orders_in AS (
       INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, token_hash)
       SELECT w.order_id, w.client_id, w.customer_id, 'REJECTED', w.total, w.currency, v_now, v_now, w.rejection, w.token_hash
@@ -330,34 +350,160 @@ BEGIN
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
       SELECT w.order_id, w.sku, w.quantity, w.price_amount FROM won w
     )
-    SELECT w.n, w.order_id, w.customer_id, w.total, w.currency, w.rejection, w.sku, w.quantity, w.price_amount FROM won w
-  LOOP
     -- No order-status event, no NOTIFY, no hold: as prepare_order's sold-out answer.
-    v_prepared[v_req.n] := jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
-      v_req.order_id, v_req.customer_id, v_req.total, v_req.currency, v_req.rejection, v_now,
-      jsonb_build_array(jsonb_build_object('sku', v_req.sku, 'quantity', v_req.quantity, 'unitAmount', v_req.price_amount))));
+    SELECT w.n, jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
+             w.order_id, w.customer_id, w.total, w.currency, w.rejection, v_now,
+             jsonb_build_array(jsonb_build_object('sku', w.sku, 'quantity', w.quantity, 'unitAmount', w.price_amount)))) AS answer
+      FROM won w
+  LOOP
+    v_answers[v_req.n] := v_req.answer;
+    v_answered := v_answered + 1;
   END LOOP;
-  -- Every other request: both phases per order. Twins of a refusal above replay it here (its rows are written).
+  IF v_answered = v_n THEN  -- a sold-out storm: every request was answered above
+    RETURN to_jsonb(v_answers);
+  END IF;
+
+  -- 2. Plain sales, prepared set-based: the remaining single-line requests for the batch's SKU when it is a plain
+  -- product, each of whose buyer is alone in the batch (a buyer's hold counter is taken once per statement below).
+  SELECT e.value->'lines'->0->>'sku' INTO v_sku
+    FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
+   WHERE v_answers[e.n] IS NULL AND jsonb_array_length(e.value->'lines') = 1
+   ORDER BY e.n LIMIT 1;
+  IF v_sku IS NOT NULL THEN
+    SELECT p.price_amount, p.currency INTO v_price, v_currency
+      FROM products p JOIN inventory i ON i.sku = p.sku
+     WHERE p.sku = v_sku AND NOT p.is_bundle AND i.purchase_limit IS NULL;
+    v_plain := FOUND;
+  END IF;
+  IF v_plain THEN
+    FOR v_req IN
+      WITH req AS (
+        SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
+               e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
+               (e.value->'lines'->0->>'quantity')::integer AS quantity,
+               CASE WHEN coalesce(p_max_holds, 0) > 0 THEN e.value->>'buyer' END AS buyer
+          FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
+         WHERE v_answers[e.n] IS NULL AND jsonb_array_length(e.value->'lines') = 1 AND e.value->'lines'->0->>'sku' = v_sku
+      ), plain AS (
+        SELECT r.*, gen_random_uuid() AS order_id, v_price::bigint * r.quantity AS total
+          FROM req r
+         WHERE v_price::bigint * r.quantity <= 2147483647
+           AND (r.buyer IS NULL OR NOT EXISTS (SELECT 1 FROM req o WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
+      ), keys AS (
+        INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
+        SELECT q.client_id, q.customer_id, q.key, q.hash, q.order_id, 'DONE', jsonb_build_object('orderId', q.order_id),
+               v_now + make_interval(hours => p_retention_hours)
+          FROM plain q ORDER BY q.client_id, q.customer_id, q.key
+        ON CONFLICT DO NOTHING
+        RETURNING order_id
+      ), won AS (
+        SELECT q.* FROM plain q WHERE q.order_id IN (SELECT k.order_id FROM keys k)
+      ), orders_in AS (
+        INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer, token_hash)
+        SELECT w.order_id, w.client_id, w.customer_id, 'RESERVED', w.total, v_currency, v_now, v_now, w.buyer, w.token_hash FROM won w
+      ), lines_in AS (
+        INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+        SELECT w.order_id, v_sku, w.quantity, v_price FROM won w
+      ), holds_in AS (
+        INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
+        SELECT w.order_id, v_sku, w.quantity, 'HELD', v_expires, v_now FROM won w
+      )
+      SELECT w.n, jsonb_build_object('kind', 'plain', 'orderId', w.order_id, 'clientId', w.client_id, 'customerId', w.customer_id,
+               'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer) AS plain
+        FROM won w
+    LOOP
+      v_answers[v_req.n] := v_req.plain;
+    END LOOP;
+  END IF;
+
+  -- 3. Every other request: both phases per order. Twins of a refusal or a plain sale above replay it here.
   FOR v_req IN
     SELECT e.value AS r, e.n FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
-     WHERE v_prepared[e.n] IS NULL
+     WHERE v_answers[e.n] IS NULL
      ORDER BY e.value->>'clientId', e.value->>'customerId', e.value->>'key'
   LOOP
-    v_prepared[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
-                                         v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours, false, NULL,
-                                         v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash');
+    v_answers[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
+                                        v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours, false, NULL,
+                                        v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash');
   END LOOP;
+
+  -- 4. I14: every hold counter, in (client, buyer) order, before any inventory row.
   FOR v_req IN
-    SELECT i AS n FROM generate_subscripts(v_prepared, 1) AS i
-     WHERE v_prepared[i]->>'kind' = 'prepared' AND v_prepared[i]->>'holdBuyer' IS NOT NULL
-     ORDER BY v_prepared[i]->>'clientId', v_prepared[i]->>'holdBuyer', i
+    SELECT i AS n FROM generate_subscripts(v_answers, 1) AS i
+     WHERE v_answers[i]->>'kind' IN ('prepared', 'plain') AND v_answers[i]->>'holdBuyer' IS NOT NULL
+     ORDER BY v_answers[i]->>'clientId', v_answers[i]->>'holdBuyer', i
   LOOP
-    v_prepared[v_req.n] := v_prepared[v_req.n] || jsonb_build_object('holdTaken',
-      take_hold(v_prepared[v_req.n]->>'clientId', v_prepared[v_req.n]->>'holdBuyer', p_max_holds));
+    v_answers[v_req.n] := v_answers[v_req.n] || jsonb_build_object('holdTaken',
+      take_hold(v_answers[v_req.n]->>'clientId', v_answers[v_req.n]->>'holdBuyer', p_max_holds));
   END LOOP;
+
+  -- 5. The plain sales' claim: one lock, one decision per request in arrival order, one conditional UPDATE.
+  IF v_plain AND EXISTS (SELECT 1 FROM unnest(v_answers) AS a WHERE a->>'kind' = 'plain') THEN
+    SELECT available, purchase_limit INTO v_inv FROM inventory WHERE sku = v_sku FOR UPDATE;
+    IF v_inv.purchase_limit IS NOT NULL THEN
+      -- a limit set since step 2 read none (I12): the whole batch again, where these requests take claim_order's path
+      RAISE EXCEPTION 'purchase limit of % set while its batch was prepared', v_sku USING ERRCODE = '40001';
+    END IF;
+    v_left := v_inv.available;
+    FOR i IN 1 .. v_n LOOP
+      CONTINUE WHEN v_answers[i]->>'kind' IS DISTINCT FROM 'plain';
+      IF NOT coalesce((v_answers[i]->>'holdTaken')::boolean, true) THEN
+        v_rejection := jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
+          'message', format('this buyer already has %s active holds: complete, release or let one expire first', p_max_holds));
+      ELSIF (v_answers[i]->>'quantity')::integer <= v_left THEN
+        v_left := v_left - (v_answers[i]->>'quantity')::integer;
+        v_total := v_total + (v_answers[i]->>'quantity')::integer;
+        v_answers[i] := v_answers[i] || '{"granted": true}';
+        CONTINUE;
+      ELSE
+        v_rejection := stock_rejection(v_sku, (v_answers[i]->>'quantity')::integer, v_left);
+        PERFORM give_holds_back(v_answers[i]->>'clientId', v_answers[i]->>'holdBuyer', 1);  -- counted, holds nothing (I14)
+      END IF;
+      v_answers[i] := v_answers[i] || jsonb_build_object('rejection', v_rejection);
+      v_refused := v_refused || (v_answers[i]->>'orderId')::uuid;
+    END LOOP;
+    IF v_total > 0 THEN
+      -- I3: the batch's units in one conditional write (under the lock taken above it cannot find fewer)
+      UPDATE inventory SET available = available - v_total, reserved = reserved + v_total, version = version + 1, updated_at = now()
+       WHERE sku = v_sku AND available >= v_total
+      RETURNING sku, available, version, updated_at INTO v_inv;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION 'the batch claim of % found fewer units under its own row lock', v_sku USING ERRCODE = '40001';
+      END IF;
+      INSERT INTO outbox (topic, aggregate_key, payload)
+      VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
+              'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
+    END IF;
+    IF cardinality(v_refused) > 0 THEN  -- refused under the lock (the stock ran out in this batch, or the hold limit)
+      UPDATE orders o SET status = 'REJECTED', rejection = (
+               SELECT a->'rejection' FROM unnest(v_answers) AS a WHERE a->>'orderId' = o.id::text)
+       WHERE o.id = ANY (v_refused);
+      DELETE FROM reservations WHERE order_id = ANY (v_refused);
+    END IF;
+    -- I9: each plain order's status event, with the status it ended in
+    INSERT INTO outbox (topic, aggregate_key, payload)
+    SELECT 'order_status', a->>'orderId', jsonb_build_object('orderId', (a->>'orderId')::uuid, 'clientId', a->>'clientId',
+             'status', CASE WHEN a ? 'granted' THEN 'RESERVED' ELSE 'REJECTED' END, 'updatedAt', v_now)
+      FROM unnest(v_answers) WITH ORDINALITY AS u(a, n) WHERE a->>'kind' = 'plain' ORDER BY n;
+    FOR i IN 1 .. v_n LOOP
+      CONTINUE WHEN v_answers[i]->>'kind' IS DISTINCT FROM 'plain';
+      v_answers[i] := jsonb_build_object(
+        'kind', CASE WHEN v_answers[i] ? 'granted' THEN 'placed' ELSE 'rejected' END,
+        'order', jsonb_build_object(
+          'id', v_answers[i]->'orderId', 'status', CASE WHEN v_answers[i] ? 'granted' THEN 'RESERVED' ELSE 'REJECTED' END,
+          'customerId', v_answers[i]->'customerId', 'totalAmount', v_answers[i]->'totalAmount', 'currency', v_currency,
+          'rejection', v_answers[i]->'rejection', 'createdAt', v_now, 'updatedAt', v_now,
+          'lines', jsonb_build_array(jsonb_build_object('sku', v_sku, 'quantity', v_answers[i]->'quantity', 'unitAmount', v_price)),
+          'reservation', CASE WHEN v_answers[i] ? 'granted' THEN jsonb_build_object('state', 'HELD', 'expiresAt', v_expires) END));
+    END LOOP;
+  END IF;
+
+  -- Then every other prepared order, in arrival order; each answer replaces its prepared state in place.
   FOR i IN 1 .. v_n LOOP
-    v_out := v_out || jsonb_build_array(CASE WHEN v_prepared[i]->>'kind' = 'prepared' THEN claim_order(v_prepared[i]) ELSE v_prepared[i] END);
+    IF v_answers[i]->>'kind' = 'prepared' THEN
+      v_answers[i] := claim_order(v_answers[i]);
+    END IF;
   END LOOP;
-  RETURN v_out;
+  RETURN to_jsonb(v_answers);
 END
 $$;
