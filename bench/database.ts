@@ -92,3 +92,23 @@ export async function createBenchDatabase(opts: { adminUrl?: string; log?: (s: s
   }
   return bdb;
 }
+
+/**
+ * Lets the bench database settle before a latency measurement: a CHECKPOINT (so no checkpoint of the earlier rounds'
+ * writes lands in the middle), then waits up to `maxWaitMs` for running autovacuum workers (the earlier rounds leave
+ * large tables behind) to finish. Returns what it waited for, for the log.
+ * @example log(await settleDatabase(pool))
+ */
+export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise<string> {
+  const t0 = Date.now();
+  await pool.query('CHECKPOINT').catch(() => undefined); // needs superuser or pg_checkpoint: skipped without
+  const workers = async () =>
+    Number((await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`)).rows[0].n);
+  let n = await workers();
+  const seen = n;
+  while (n > 0 && Date.now() - t0 < maxWaitMs) {
+    await new Promise((r) => setTimeout(r, 250));
+    n = await workers();
+  }
+  return `database settled in ${Date.now() - t0} ms (checkpoint; ${seen} autovacuum workers running at first, ${n} at the end)`;
+}

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { createBenchDatabase, type BenchDatabase } from './database.js';
+import { createBenchDatabase, settleDatabase, type BenchDatabase } from './database.js';
 import { openBenchPool } from './pg-load.js';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { formatTable, writeResult, type BenchResult, type ClientsRow, type ScenarioResult } from './report.js';
@@ -202,6 +202,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     const bare = await step('starting a bare graphql-yoga on node:http (node --import tsx bench/bare-yoga.ts)', () =>
       spawnServer({ script: 'bench/bare-yoga.ts', ready: BARE_READY, onUnexpectedExit: (why) => ac.abort(new Error(why)) }),
     );
+    log(`bench: ${await settleDatabase(pool!)}`);
     const soldOutSku = `LU-soldout-${runId}`;
     await createProduct(srv, soldOutSku, 0);
     const cheap = { trivial: newOutcome(), bare: newOutcome(), soldOut: newOutcome() };
@@ -235,6 +236,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
 
     // Live fan-out, on a server of its own (the HTTP server is stopped first: it would only take CPU).
     await settle('stopping the server', srv.stop(), 15_000, log);
+    // a latency measurement: not while a checkpoint or an autovacuum of the earlier rounds' tables is running
+    log(`bench: ${await settleDatabase(pool!)}`);
     const fan = await step(`live fan-out: ${p.fanout.subscribers} subscribers, a burst of ${p.fanout.sales} sales`, () =>
       runFanout({ databaseUrl: bdb!.url, ...p.fanout, log: (l) => log(`bench:   ${l}`), signal: ac.signal }),
     );
