@@ -180,3 +180,28 @@ describe('place_orders set-based sales', () => {
     expect(await t.inventory('SET-2')).toEqual({ available: 2, reserved: 3, sold: 0 });
   });
 });
+
+describe('place_orders: plain sales beside per-order claims (review findings)', () => {
+  const req = (client: string, sku: string, n: number, o: { buyer?: string; hash?: string; key?: string } = {}) => ({
+    clientId: client, customerId: `cust-${n}`, key: o.key ?? `k${n}`, hash: o.hash ?? `h${n}`, lines: [{ sku, quantity: 1 }], buyer: o.buyer ?? null, tokenHash: null,
+  });
+  const run = async (batch: unknown[], maxHolds: number) => (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r as any[];
+
+  it('keeps arrival order across both paths: a buyer twice in the batch (per-order claims) still wins the last unit when it came first', async () => {
+    await t.product('MIX-1', 1);
+    const answers = await run([req('m1', 'MIX-1', 1, { buyer: 'b' }), req('m1', 'MIX-1', 2, { buyer: 'c' }), req('m1', 'MIX-1', 3, { buyer: 'b' })], 5);
+    expect(answers.map((a) => [a.kind, a.order.rejection?.code ?? null])).toEqual([['placed', null], ['rejected', 'SOLD_OUT'], ['rejected', 'SOLD_OUT']]);
+    expect(await t.inventory('MIX-1')).toEqual({ available: 0, reserved: 1, sold: 0 });
+    const holds = await t.db.query(`SELECT buyer, active FROM buyer_holds WHERE client_id = 'm1' ORDER BY buyer`);
+    expect(holds.rows).toEqual([{ buyer: 'b', active: 1 }]);
+  });
+
+  it('answers a key sent twice with two requests in one batch: the first to arrive is placed or refused, the other IDEMPOTENCY_KEY_REUSED', async () => {
+    await t.product('MIX-2', 1);
+    const answers = await run([req('m2', 'MIX-2', 1), req('m2', 'MIX-2', 2), { ...req('m2', 'MIX-2', 2), hash: 'other' }], 0);
+    expect(answers.map((a) => a.kind)).toEqual(['placed', 'rejected', 'reused']);
+    expect(answers[2].orderId).toBe(answers[1].order.id);
+    const rejected = await t.db.query(`SELECT status, rejection->>'code' AS code FROM orders WHERE id = $1`, [answers[1].order.id]);
+    expect(rejected.rows).toEqual([{ status: 'REJECTED', code: 'SOLD_OUT' }]);
+  });
+});

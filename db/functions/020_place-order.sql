@@ -287,13 +287,36 @@ $$;
 --      batch: key rows, RESERVED orders, lines and holds (prepare_order's writes), before any inventory lock;
 --   3. every other request (a replay, a reused key, a twin, a bundle, a limited SKU, a buyer twice): prepare_order;
 --   4. every buyer's hold counter (I14), in (client, buyer) order;
---   5. the claim of the plain sales: the SKU's row locked once, the requests granted in arrival order while what is
---      left covers them (the per-order conditional UPDATE's decision, taken once), ONE conditional UPDATE for their
---      sum (I3: CHECK available >= 0 still guards it), one availability event; then claim_order for the others.
+--   5. the claims in arrival order: a plain sale is granted under the SKU's row lock (taken once) while what is left
+--      covers it (the decision its own conditional UPDATE would take); the units granted so far are taken by ONE
+--      conditional UPDATE for their sum (I3: CHECK available >= 0 still guards it) with one availability event,
+--      before any per-order claim_order that comes next in arrival order, and at the end.
 -- Lock order: every key row and every hold counter before the inventory row, so this transaction never waits for a
 -- key row or a hold counter while it holds the SKU; the callers batch only orders for the same single SKU, so a batch
--- locks exactly one inventory row and cannot deadlock with writers that lock in SKU order.
+-- locks exactly one inventory row and cannot deadlock with writers that lock in SKU order. Key rows are inserted in
+-- three passes (steps 1, 2, 3), each in key order but not in one order across them: two batches holding the same keys
+-- at once (another instance's retries) can deadlock on key rows, which PostgreSQL breaks (40P01, the statement is
+-- repeated whole by its caller); no such cycle can include the inventory row.
 -- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
+-- place_orders' plain sales: `p_units` units of `p_sku` granted to a batch, taken by ONE conditional write (I3) while
+-- the caller holds the row lock, with one availability event (the count after the batch).
+CREATE OR REPLACE FUNCTION take_batch_units(p_sku text, p_units integer) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_inv record;
+BEGIN
+  UPDATE inventory SET available = available - p_units, reserved = reserved + p_units, version = version + 1, updated_at = now()
+   WHERE sku = p_sku AND available >= p_units
+  RETURNING sku, available, version, updated_at INTO v_inv;
+  IF NOT FOUND THEN  -- cannot happen under the caller's row lock; if it does, nothing of the batch stands
+    RAISE EXCEPTION 'the batch claim of % found fewer units under its own row lock', p_sku USING ERRCODE = '40001';
+  END IF;
+  INSERT INTO outbox (topic, aggregate_key, payload)
+  VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
+          'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
+END
+$$;
+
 DROP FUNCTION IF EXISTS place_orders(jsonb, integer, integer);
 CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer, p_max_holds integer DEFAULT 0)
 RETURNS jsonb
@@ -313,7 +336,8 @@ DECLARE
   v_total    integer := 0;
   v_inv      record;
   v_rejection jsonb;
-  v_refused  uuid[] := '{}';
+  v_refused  uuid[] := '{}';   -- plain orders refused after step 2 wrote them, and why
+  v_refusals jsonb[] := '{}';
 BEGIN
   -- 1. Set-based refusals: the single-line requests of a known, non-bundle SKU whose stock cannot cover them at a
   -- glance (committed state, no lock) get their key rows (in key order, before any inventory lock), their REJECTED
@@ -336,7 +360,7 @@ BEGIN
       INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
       SELECT f.client_id, f.customer_id, f.key, f.hash, f.order_id, 'DONE', jsonb_build_object('orderId', f.order_id),
              v_now + make_interval(hours => p_retention_hours)
-        FROM refused f ORDER BY f.client_id, f.customer_id, f.key
+        FROM refused f ORDER BY f.client_id, f.customer_id, f.key, f.n  -- a twin in the batch: the first to arrive wins
       ON CONFLICT DO NOTHING
       RETURNING order_id
     ), won AS (
@@ -393,7 +417,7 @@ BEGIN
         INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
         SELECT q.client_id, q.customer_id, q.key, q.hash, q.order_id, 'DONE', jsonb_build_object('orderId', q.order_id),
                v_now + make_interval(hours => p_retention_hours)
-          FROM plain q ORDER BY q.client_id, q.customer_id, q.key
+          FROM plain q ORDER BY q.client_id, q.customer_id, q.key, q.n  -- a twin in the batch: the first to arrive wins
         ON CONFLICT DO NOTHING
         RETURNING order_id
       ), won AS (
@@ -437,47 +461,55 @@ BEGIN
       take_hold(v_answers[v_req.n]->>'clientId', v_answers[v_req.n]->>'holdBuyer', p_max_holds));
   END LOOP;
 
-  -- 5. The plain sales' claim: one lock, one decision per request in arrival order, one conditional UPDATE.
-  IF v_plain AND EXISTS (SELECT 1 FROM unnest(v_answers) AS a WHERE a->>'kind' = 'plain') THEN
-    SELECT available, purchase_limit INTO v_inv FROM inventory WHERE sku = v_sku FOR UPDATE;
-    IF v_inv.purchase_limit IS NOT NULL THEN
-      -- a limit set since step 2 read none (I12): the whole batch again, where these requests take claim_order's path
-      RAISE EXCEPTION 'purchase limit of % set while its batch was prepared', v_sku USING ERRCODE = '40001';
-    END IF;
-    v_left := v_inv.available;
-    FOR i IN 1 .. v_n LOOP
-      CONTINUE WHEN v_answers[i]->>'kind' IS DISTINCT FROM 'plain';
+  -- 5. The claims, in arrival order. A plain sale is decided under the SKU's row lock (taken once, FOR NO KEY UPDATE
+  -- as the UPDATE itself would) against what is left, and the units granted so far are written by ONE conditional
+  -- UPDATE for their sum when a per-order claim comes next (it must find them taken: arrival order holds across both
+  -- kinds) or at the end. A HOLD_LIMIT refusal needs no lock.
+  FOR i IN 1 .. v_n LOOP
+    IF v_answers[i]->>'kind' = 'plain' THEN
       IF NOT coalesce((v_answers[i]->>'holdTaken')::boolean, true) THEN
         v_rejection := jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
           'message', format('this buyer already has %s active holds: complete, release or let one expire first', p_max_holds));
-      ELSIF (v_answers[i]->>'quantity')::integer <= v_left THEN
-        v_left := v_left - (v_answers[i]->>'quantity')::integer;
-        v_total := v_total + (v_answers[i]->>'quantity')::integer;
-        v_answers[i] := v_answers[i] || '{"granted": true}';
-        CONTINUE;
       ELSE
+        IF v_left IS NULL THEN
+          SELECT available, purchase_limit INTO v_inv FROM inventory WHERE sku = v_sku FOR NO KEY UPDATE;
+          IF v_inv.purchase_limit IS NOT NULL THEN
+            -- a limit set since step 2 read none (I12): the whole batch again, where these requests take claim_order's path
+            RAISE EXCEPTION 'purchase limit of % set while its batch was prepared', v_sku USING ERRCODE = '40001';
+          END IF;
+          v_left := v_inv.available;
+        END IF;
+        IF (v_answers[i]->>'quantity')::integer <= v_left THEN
+          v_left := v_left - (v_answers[i]->>'quantity')::integer;
+          v_total := v_total + (v_answers[i]->>'quantity')::integer;
+          v_answers[i] := v_answers[i] || '{"granted": true}';
+          CONTINUE;
+        END IF;
         v_rejection := stock_rejection(v_sku, (v_answers[i]->>'quantity')::integer, v_left);
         PERFORM give_holds_back(v_answers[i]->>'clientId', v_answers[i]->>'holdBuyer', 1);  -- counted, holds nothing (I14)
       END IF;
       v_answers[i] := v_answers[i] || jsonb_build_object('rejection', v_rejection);
       v_refused := v_refused || (v_answers[i]->>'orderId')::uuid;
-    END LOOP;
-    IF v_total > 0 THEN
-      -- I3: the batch's units in one conditional write (under the lock taken above it cannot find fewer)
-      UPDATE inventory SET available = available - v_total, reserved = reserved + v_total, version = version + 1, updated_at = now()
-       WHERE sku = v_sku AND available >= v_total
-      RETURNING sku, available, version, updated_at INTO v_inv;
-      IF NOT FOUND THEN
-        RAISE EXCEPTION 'the batch claim of % found fewer units under its own row lock', v_sku USING ERRCODE = '40001';
+      v_refusals := v_refusals || v_rejection;
+    ELSIF v_answers[i]->>'kind' = 'prepared' THEN
+      IF v_total > 0 THEN
+        PERFORM take_batch_units(v_sku, v_total);
+        v_total := 0;
       END IF;
-      INSERT INTO outbox (topic, aggregate_key, payload)
-      VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
-              'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
+      v_answers[i] := claim_order(v_answers[i]);
+      IF v_left IS NOT NULL THEN
+        SELECT available INTO v_left FROM inventory WHERE sku = v_sku;  -- under the lock this transaction holds
+      END IF;
     END IF;
-    IF cardinality(v_refused) > 0 THEN  -- refused under the lock (the stock ran out in this batch, or the hold limit)
-      UPDATE orders o SET status = 'REJECTED', rejection = (
-               SELECT a->'rejection' FROM unnest(v_answers) AS a WHERE a->>'orderId' = o.id::text)
-       WHERE o.id = ANY (v_refused);
+  END LOOP;
+  IF v_total > 0 THEN
+    PERFORM take_batch_units(v_sku, v_total);
+  END IF;
+  IF v_plain THEN
+    IF cardinality(v_refused) > 0 THEN  -- refused after step 2 wrote them (the stock ran out in this batch, or the hold limit)
+      UPDATE orders o SET status = 'REJECTED', rejection = r.rejection
+        FROM unnest(v_refused, v_refusals) AS r(order_id, rejection)
+       WHERE o.id = r.order_id;
       DELETE FROM reservations WHERE order_id = ANY (v_refused);
     END IF;
     -- I9: each plain order's status event, with the status it ended in
@@ -497,13 +529,6 @@ BEGIN
           'reservation', CASE WHEN v_answers[i] ? 'granted' THEN jsonb_build_object('state', 'HELD', 'expiresAt', v_expires) END));
     END LOOP;
   END IF;
-
-  -- Then every other prepared order, in arrival order; each answer replaces its prepared state in place.
-  FOR i IN 1 .. v_n LOOP
-    IF v_answers[i]->>'kind' = 'prepared' THEN
-      v_answers[i] := claim_order(v_answers[i]);
-    END IF;
-  END LOOP;
   RETURN to_jsonb(v_answers);
 END
 $$;
