@@ -112,3 +112,21 @@ export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise
   }
   return `database settled in ${Date.now() - t0} ms (checkpoint; ${seen} autovacuum workers running at first, ${n} at the end)`;
 }
+
+/**
+ * Waits up to `maxWaitMs` for the running server's relay to publish every outbox row the earlier rounds wrote (each
+ * sale writes an order-status event), so a later latency round does not first wait for that backlog. Returns what it
+ * saw, for the log.
+ * @example log(await drainOutbox(pool))
+ */
+export async function drainOutbox(pool: pg.Pool, maxWaitMs = 60_000): Promise<string> {
+  const t0 = Date.now();
+  const left = async () => Number((await pool.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`)).rows[0].n);
+  let n = await left();
+  const first = n;
+  while (n > 0 && Date.now() - t0 < maxWaitMs) {
+    await new Promise((r) => setTimeout(r, 250));
+    n = await left();
+  }
+  return `outbox: ${first} unpublished rows at first, ${n} after ${Date.now() - t0} ms`;
+}

@@ -7,6 +7,7 @@
 // Env: DATABASE_URL (a server; the bench creates and drops its own database on it; embedded PostgreSQL when absent),
 //      REDIS_URL (optional: Redis pubsub), SUBSCRIBERS (2000), SALES (50), CONCURRENCY (20), TIMEOUT_S (90),
 //      FANOUT_SERVER_NODE_ARGS (extra node flags for the server, e.g. --cpu-prof).
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -182,13 +183,52 @@ export function formatFanout(r: FanoutResult): string {
   ].join('\n');
 }
 
+const RESULT_PREFIX = 'FANOUT_RESULT ';
+
+/**
+ * runFanout in a child process of its own (`node --import tsx bench/fanout.ts`): the 2,000 subscribers' sockets get a
+ * fresh heap, as browsers would, instead of sharing the event loop and the garbage collector of a bench process that
+ * has run every other round. Progress lines are passed to `log`; `signal` kills the child.
+ * @example const r = await runFanoutProcess({ databaseUrl, subscribers: 2000, sales: 50 })
+ */
+export function runFanoutProcess(opts: { databaseUrl: string; subscribers: number; sales: number; log?: (line: string) => void; signal?: AbortSignal }): Promise<FanoutResult> {
+  const log = opts.log ?? ((s: string) => console.error(s));
+  return new Promise<FanoutResult>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
+      cwd: path.join(path.dirname(fileURLToPath(import.meta.url)), '..'),
+      env: { ...process.env, FANOUT_DATABASE_URL: opts.databaseUrl, FANOUT_JSON: '1', SUBSCRIBERS: String(opts.subscribers), SALES: String(opts.sales) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const lines = err.split('\n');
+      err = lines.pop()!;
+      for (const l of lines) if (l.trim()) log(l);
+    });
+    const abort = () => child.kill('SIGTERM');
+    opts.signal?.addEventListener('abort', abort, { once: true });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      opts.signal?.removeEventListener('abort', abort);
+      const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+      if (code === 0 && line) resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as FanoutResult);
+      else reject(new Error(`the fan-out process exited with ${code}: ${(err + out).slice(-2000)}`));
+    });
+  });
+}
+
 async function main() {
   const num = (name: string, def: number) => {
     const v = Number(process.env[name] ?? def);
     if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
     return v;
   };
-  const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
+  // FANOUT_DATABASE_URL: run on that (migrated) database as it is, e.g. the flash-sale bench's; else a fresh one
+  const given = process.env.FANOUT_DATABASE_URL;
+  const db = given ? { url: given, drop: async () => {} } : await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   try {
     const r = await runFanout({
       databaseUrl: db.url,
@@ -199,7 +239,8 @@ async function main() {
       env: process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {},
       nodeArgs: (process.env.FANOUT_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     });
-    console.log(formatFanout(r));
+    // FANOUT_JSON=1: the result as one JSON line for a parent process (runFanoutProcess); progress goes to stderr
+    console.log(process.env.FANOUT_JSON === '1' ? `${RESULT_PREFIX}${JSON.stringify(r)}` : formatFanout(r));
   } finally {
     await db.drop();
   }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { createBenchDatabase, settleDatabase, type BenchDatabase } from './database.js';
+import { createBenchDatabase, drainOutbox, settleDatabase, type BenchDatabase } from './database.js';
 import { openBenchPool } from './pg-load.js';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { formatTable, writeResult, type BenchResult, type ClientsRow, type ScenarioResult } from './report.js';
@@ -24,7 +24,7 @@ import { spawnServer } from '../kit/server.js';
 import { pgbenchVersion } from './pgbench.js';
 import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
 import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
-import { FRESHNESS_TARGET_MS, formatFanout, runFanout } from './fanout.js';
+import { FRESHNESS_TARGET_MS, formatFanout, runFanoutProcess } from './fanout.js';
 import { renderChart } from './chart.js';
 
 export type { BenchResult, ScenarioResult };
@@ -235,12 +235,14 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     if (cheap.soldOut.claimed > 0) cheapProblems.push(`sold-out placeOrder: ${cheap.soldOut.claimed} claims of a SKU with no stock`);
     for (const [k, o] of Object.entries(cheap)) if (o.errors) cheapProblems.push(`${k}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
 
-    // Live fan-out, on a server of its own (the HTTP server is stopped first: it would only take CPU).
+    // Live fan-out, on a server of its own (the HTTP server is stopped first: it would only take CPU), its subscribers
+    // in a process of their own (bench/fanout.ts).
+    log(`bench: ${await drainOutbox(pool!)}`); // the relay of this server publishes the rounds' events before it stops
     await settle('stopping the server', srv.stop(), 15_000, log);
     // a latency measurement: not while a checkpoint or an autovacuum of the earlier rounds' tables is running
     log(`bench: ${await settleDatabase(pool!)}`);
     const fan = await step(`live fan-out: ${p.fanout.subscribers} subscribers, a burst of ${p.fanout.sales} sales`, () =>
-      runFanout({ databaseUrl: bdb!.url, ...p.fanout, log: (l) => log(`bench:   ${l}`), signal: ac.signal }),
+      runFanoutProcess({ databaseUrl: bdb!.url, ...p.fanout, log: (l) => log(`bench:   ${l}`), signal: ac.signal }),
     );
     log(formatFanout(fan));
     if (fan.sold !== p.fanout.sales) cheapProblems.push(`fan-out: sold ${fan.sold} of ${p.fanout.sales}`);
