@@ -10,25 +10,23 @@ export type RateLimitStore = {
   hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
 };
 
-/** A store in this process's memory: right for one instance (the embedded default); use Redis for several. */
+/**
+ * A store in this process's memory: right for one instance (the embedded default); use Redis for several. Windows are
+ * fixed and shared by every key of one length, so each length keeps one table of plain counts for its current window
+ * and drops it whole when the window turns: no object per key, and nothing to sweep (a flash sale counts a new buyer
+ * on nearly every request).
+ */
 export function memoryRateLimitStore(now: () => number = Date.now): RateLimitStore {
-  const windows = new Map<string, { start: number; count: number }>();
-  let sweptFor = -1; // the window start the last sweep kept: one sweep per window, not one scan per new key
+  const windows = new Map<number, { start: number; counts: Map<string, number> }>();
   return {
     async hit(key, windowMs) {
       const t = now();
       const start = t - (t % windowMs);
-      let w = windows.get(key);
-      if (!w || w.start !== start) {
-        if (windows.size > 10_000 && sweptFor !== start) {
-          sweptFor = start;
-          for (const [k, v] of windows) if (v.start !== start) windows.delete(k);
-        }
-        w = { start, count: 0 };
-        windows.set(key, w);
-      }
-      w.count++;
-      return { count: w.count, resetMs: start + windowMs - t };
+      let w = windows.get(windowMs);
+      if (!w || w.start !== start) windows.set(windowMs, (w = { start, counts: new Map() }));
+      const count = (w.counts.get(key) ?? 0) + 1;
+      w.counts.set(key, count);
+      return { count, resetMs: start + windowMs - t };
     },
   };
 }

@@ -109,6 +109,21 @@ describe('the per-key rate limit', () => {
 
   it('answers 429 with Retry-After past the limit, per key (in memory)', () => exercise(memoryRateLimitStore()));
 
+  it('counts in memory per key and per fixed window: a new window starts every key at 1, windows of two lengths apart', async () => {
+    let t = 120_000 + 59_000; // one second before a 60 s window turns
+    const store = memoryRateLimitStore(() => t);
+    expect(await store.hit('a', 60_000)).toEqual({ count: 1, resetMs: 1_000 });
+    expect(await store.hit('a', 60_000)).toEqual({ count: 2, resetMs: 1_000 });
+    expect(await store.hit('b', 60_000)).toEqual({ count: 1, resetMs: 1_000 });
+    expect(await store.hit('a', 10_000)).toEqual({ count: 1, resetMs: 1_000 });
+    t += 1_000; // the 60 s and 10 s windows turn
+    expect(await store.hit('a', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
+    expect(await store.hit('a', 10_000)).toEqual({ count: 1, resetMs: 10_000 });
+    t += 10_000; // only the 10 s window turns
+    expect(await store.hit('a', 60_000)).toEqual({ count: 2, resetMs: 50_000 });
+    expect(await store.hit('a', 10_000)).toEqual({ count: 1, resetMs: 10_000 });
+  });
+
   it('lets requests through when its store fails, and says so', async () => {
     const failures: unknown[] = [];
     const store = { hit: async () => Promise.reject(new Error('redis down')) };
