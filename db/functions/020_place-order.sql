@@ -294,9 +294,9 @@ $$;
 -- Lock order: every key row and every hold counter before the inventory row, so this transaction never waits for a
 -- key row or a hold counter while it holds the SKU; the callers batch only orders for the same single SKU, so a batch
 -- locks exactly one inventory row and cannot deadlock with writers that lock in SKU order. Key rows are inserted in
--- three passes (steps 1, 2, 3), each in key order but not in one order across them: two batches holding the same keys
--- at once (another instance's retries) can deadlock on key rows, which PostgreSQL breaks (40P01, the statement is
--- repeated whole by its caller); no such cycle can include the inventory row.
+-- two passes (steps 1-2 in one statement, then step 3), each in key order but not in one order across them: two batches
+-- holding the same keys at once (another instance's retries) can deadlock on key rows, which PostgreSQL breaks (40P01,
+-- the statement is repeated whole by its caller); no such cycle can include the inventory row.
 -- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
 -- place_orders' plain sales: `p_units` units of `p_sku` granted to a batch, taken by ONE conditional write (I3) while
 -- the caller holds the row lock, with one availability event (the count after the batch).
@@ -339,105 +339,84 @@ DECLARE
   v_refused  uuid[] := '{}';   -- plain orders refused after step 2 wrote them, and why
   v_refusals jsonb[] := '{}';
 BEGIN
-  -- 1. Set-based refusals: the single-line requests of a known, non-bundle SKU whose stock cannot cover them at a
-  -- glance (committed state, no lock) get their key rows (in key order, before any inventory lock), their REJECTED
-  -- orders and their lines with one statement per table. A request whose key row exists already (a replay, a reused
-  -- key, a twin in this batch or in flight elsewhere) is not inserted here and goes through prepare_order below, which
-  -- replays or refuses it against the row that won.
+  -- The batch's SKU (the callers batch one SKU) and whether it is plain: no bundle, no purchase limit.
+  SELECT e.value->'lines'->0->>'sku' INTO v_sku
+    FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
+   WHERE jsonb_array_length(e.value->'lines') = 1
+   ORDER BY e.n LIMIT 1;
+  IF v_sku IS NOT NULL THEN
+    SELECT p.price_amount, p.currency, NOT p.is_bundle AND i.purchase_limit IS NULL INTO v_price, v_currency, v_plain
+      FROM products p JOIN inventory i ON i.sku = p.sku
+     WHERE p.sku = v_sku;
+    v_plain := coalesce(v_plain, false);
+  END IF;
+
+  -- Steps 1 and 2 in one statement per table, so every key row they take is taken in one key order:
+  -- 1. refusals: a single-line request of a known, non-bundle SKU whose stock cannot cover it at a glance (committed
+  --    state, no lock): its key row, its order REJECTED from the start and its lines; no hold, no event, nothing to
+  --    undo (prepare_order's quiet refusal);
+  -- 2. plain sales: a single-line request for the batch's SKU when that SKU is plain, whose buyer is alone in the batch
+  --    (a buyer's hold counter is taken once per request below): its key row, its order RESERVED, its lines and its
+  --    reservation HELD, before any inventory lock; claimed in step 5.
+  -- A request whose key row exists already (a replay, a reused key, a twin in this batch or in flight elsewhere) is not
+  -- inserted here (of twins in the batch the first to arrive wins) and goes through prepare_order below, which replays
+  -- or refuses it against the row that won; so does every other request.
   FOR v_req IN
     WITH req AS (
       SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
              e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
-             e.value->'lines'->0->>'sku' AS sku, (e.value->'lines'->0->>'quantity')::integer AS quantity
+             e.value->'lines'->0->>'sku' AS sku, (e.value->'lines'->0->>'quantity')::integer AS quantity,
+             CASE WHEN coalesce(p_max_holds, 0) > 0 THEN e.value->>'buyer' END AS buyer
         FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
        WHERE jsonb_array_length(e.value->'lines') = 1
-    ), refused AS (
-      SELECT r.*, p.price_amount, p.currency, i.available, p.price_amount::bigint * r.quantity AS total,
-             gen_random_uuid() AS order_id
-        FROM req r JOIN products p ON p.sku = r.sku AND NOT p.is_bundle JOIN inventory i ON i.sku = r.sku
-       WHERE i.available < r.quantity AND p.price_amount::bigint * r.quantity <= 2147483647
+    ), chosen AS (
+      SELECT c.* FROM (
+        SELECT r.*, p.price_amount, p.currency, i.available, p.price_amount::bigint * r.quantity AS total,
+               gen_random_uuid() AS order_id,
+               CASE WHEN i.available < r.quantity THEN 'refused'
+                    WHEN v_plain AND r.sku = v_sku
+                         AND (r.buyer IS NULL OR NOT EXISTS (SELECT 1 FROM req o WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
+                    THEN 'plain' END AS path
+          FROM req r JOIN products p ON p.sku = r.sku AND NOT p.is_bundle JOIN inventory i ON i.sku = r.sku
+         WHERE p.price_amount::bigint * r.quantity <= 2147483647
+      ) c WHERE c.path IS NOT NULL
     ), keys AS (
       INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
-      SELECT f.client_id, f.customer_id, f.key, f.hash, f.order_id, 'DONE', jsonb_build_object('orderId', f.order_id),
+      SELECT c.client_id, c.customer_id, c.key, c.hash, c.order_id, 'DONE', jsonb_build_object('orderId', c.order_id),
              v_now + make_interval(hours => p_retention_hours)
-        FROM refused f ORDER BY f.client_id, f.customer_id, f.key, f.n  -- a twin in the batch: the first to arrive wins
+        FROM chosen c ORDER BY c.client_id, c.customer_id, c.key, c.n
       ON CONFLICT DO NOTHING
       RETURNING order_id
     ), won AS (
-      SELECT f.*, stock_rejection(f.sku, f.quantity, f.available) AS rejection
-        FROM refused f WHERE f.order_id IN (SELECT k.order_id FROM keys k)
+      SELECT c.*, CASE WHEN c.path = 'refused' THEN stock_rejection(c.sku, c.quantity, c.available) END AS rejection
+        FROM chosen c WHERE c.order_id IN (SELECT k.order_id FROM keys k)
     ), orders_in AS (
-      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, token_hash)
-      SELECT w.order_id, w.client_id, w.customer_id, 'REJECTED', w.total, w.currency, v_now, v_now, w.rejection, w.token_hash
+      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, hold_buyer, token_hash)
+      SELECT w.order_id, w.client_id, w.customer_id, CASE WHEN w.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END,
+             w.total, w.currency, v_now, v_now, w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash
         FROM won w
     ), lines_in AS (
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
       SELECT w.order_id, w.sku, w.quantity, w.price_amount FROM won w
+    ), holds_in AS (
+      INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
+      SELECT w.order_id, w.sku, w.quantity, 'HELD', v_expires, v_now FROM won w WHERE w.path = 'plain'
     )
-    -- No order-status event, no NOTIFY, no hold: as prepare_order's sold-out answer.
-    SELECT w.n, jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
-             w.order_id, w.customer_id, w.total, w.currency, w.rejection, v_now,
-             jsonb_build_array(jsonb_build_object('sku', w.sku, 'quantity', w.quantity, 'unitAmount', w.price_amount)))) AS answer
+    SELECT w.n, CASE WHEN w.path = 'refused'
+             THEN jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
+                    w.order_id, w.customer_id, w.total, w.currency, w.rejection, v_now,
+                    jsonb_build_array(jsonb_build_object('sku', w.sku, 'quantity', w.quantity, 'unitAmount', w.price_amount))))
+             ELSE jsonb_build_object('kind', 'plain', 'orderId', w.order_id, 'clientId', w.client_id, 'customerId', w.customer_id,
+                    'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer) END AS answer
       FROM won w
   LOOP
     v_answers[v_req.n] := v_req.answer;
-    v_answered := v_answered + 1;
+    IF v_req.answer->>'kind' = 'rejected' THEN
+      v_answered := v_answered + 1;
+    END IF;
   END LOOP;
   IF v_answered = v_n THEN  -- a sold-out storm: every request was answered above
     RETURN to_jsonb(v_answers);
-  END IF;
-
-  -- 2. Plain sales, prepared set-based: the remaining single-line requests for the batch's SKU when it is a plain
-  -- product, each of whose buyer is alone in the batch (a buyer's hold counter is taken once per statement below).
-  SELECT e.value->'lines'->0->>'sku' INTO v_sku
-    FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
-   WHERE v_answers[e.n] IS NULL AND jsonb_array_length(e.value->'lines') = 1
-   ORDER BY e.n LIMIT 1;
-  IF v_sku IS NOT NULL THEN
-    SELECT p.price_amount, p.currency INTO v_price, v_currency
-      FROM products p JOIN inventory i ON i.sku = p.sku
-     WHERE p.sku = v_sku AND NOT p.is_bundle AND i.purchase_limit IS NULL;
-    v_plain := FOUND;
-  END IF;
-  IF v_plain THEN
-    FOR v_req IN
-      WITH req AS (
-        SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
-               e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
-               (e.value->'lines'->0->>'quantity')::integer AS quantity,
-               CASE WHEN coalesce(p_max_holds, 0) > 0 THEN e.value->>'buyer' END AS buyer
-          FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
-         WHERE v_answers[e.n] IS NULL AND jsonb_array_length(e.value->'lines') = 1 AND e.value->'lines'->0->>'sku' = v_sku
-      ), plain AS (
-        SELECT r.*, gen_random_uuid() AS order_id, v_price::bigint * r.quantity AS total
-          FROM req r
-         WHERE v_price::bigint * r.quantity <= 2147483647
-           AND (r.buyer IS NULL OR NOT EXISTS (SELECT 1 FROM req o WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
-      ), keys AS (
-        INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
-        SELECT q.client_id, q.customer_id, q.key, q.hash, q.order_id, 'DONE', jsonb_build_object('orderId', q.order_id),
-               v_now + make_interval(hours => p_retention_hours)
-          FROM plain q ORDER BY q.client_id, q.customer_id, q.key, q.n  -- a twin in the batch: the first to arrive wins
-        ON CONFLICT DO NOTHING
-        RETURNING order_id
-      ), won AS (
-        SELECT q.* FROM plain q WHERE q.order_id IN (SELECT k.order_id FROM keys k)
-      ), orders_in AS (
-        INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer, token_hash)
-        SELECT w.order_id, w.client_id, w.customer_id, 'RESERVED', w.total, v_currency, v_now, v_now, w.buyer, w.token_hash FROM won w
-      ), lines_in AS (
-        INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
-        SELECT w.order_id, v_sku, w.quantity, v_price FROM won w
-      ), holds_in AS (
-        INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
-        SELECT w.order_id, v_sku, w.quantity, 'HELD', v_expires, v_now FROM won w
-      )
-      SELECT w.n, jsonb_build_object('kind', 'plain', 'orderId', w.order_id, 'clientId', w.client_id, 'customerId', w.customer_id,
-               'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer) AS plain
-        FROM won w
-    LOOP
-      v_answers[v_req.n] := v_req.plain;
-    END LOOP;
   END IF;
 
   -- 3. Every other request: both phases per order. Twins of a refusal or a plain sale above replay it here.
