@@ -284,7 +284,8 @@ $$;
 -- The common case is set-based, one statement per table for the whole batch:
 --   1. sold out at a glance: key rows, REJECTED orders and their lines (prepare_order's quiet refusal);
 --   2. plain sales: single-line requests for a plain SKU (no bundle, no purchase limit), each buyer once in the
---      batch: key rows, RESERVED orders, lines and holds (prepare_order's writes), before any inventory lock;
+--      batch: key rows, RESERVED orders, lines, holds and status events (prepare_order's writes), before any
+--      inventory lock (a sale refused in step 5 is corrected to REJECTED, its status event with it);
 --   3. every other request (a replay, a reused key, a twin, a bundle, a limited SKU, a buyer twice): prepare_order;
 --   4. every buyer's hold counter (I14), in (client, buyer) order;
 --   5. the claims in arrival order: a plain sale is granted under the SKU's row lock (taken once) while what is left
@@ -338,6 +339,7 @@ DECLARE
   v_rejection jsonb;
   v_refused  uuid[] := '{}';   -- plain orders refused after step 2 wrote them, and why
   v_refusals jsonb[] := '{}';
+  v_refused_events bigint[] := '{}';
 BEGIN
   -- The batch's SKU (the callers batch one SKU) and whether it is plain: no bundle, no purchase limit.
   SELECT e.value->'lines'->0->>'sku' INTO v_sku
@@ -356,8 +358,8 @@ BEGIN
   --    state, no lock): its key row, its order REJECTED from the start and its lines; no hold, no event, nothing to
   --    undo (prepare_order's quiet refusal);
   -- 2. plain sales: a single-line request for the batch's SKU when that SKU is plain, whose buyer is alone in the batch
-  --    (a buyer's hold counter is taken once per request below): its key row, its order RESERVED, its lines and its
-  --    reservation HELD, before any inventory lock; claimed in step 5.
+  --    (a buyer's hold counter is taken once per request below): its key row, its order RESERVED, its lines, its
+  --    reservation HELD and its status event, before any inventory lock; claimed in step 5.
   -- A request whose key row exists already (a replay, a reused key, a twin in this batch or in flight elsewhere) is not
   -- inserted here (of twins in the batch the first to arrive wins) and goes through prepare_order below, which replays
   -- or refuses it against the row that won; so does every other request.
@@ -401,14 +403,20 @@ BEGIN
     ), holds_in AS (
       INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
       SELECT w.order_id, w.sku, w.quantity, 'HELD', v_expires, v_now FROM won w WHERE w.path = 'plain'
+    ), events AS (  -- I9: a plain order's status event, written here, before the inventory lock (corrected if refused)
+      INSERT INTO outbox (topic, aggregate_key, payload)
+      SELECT 'order_status', w.order_id::text,
+             jsonb_build_object('orderId', w.order_id, 'clientId', w.client_id, 'status', 'RESERVED', 'updatedAt', v_now)
+        FROM won w WHERE w.path = 'plain' ORDER BY w.n
+      RETURNING id, aggregate_key
     )
     SELECT w.n, CASE WHEN w.path = 'refused'
              THEN jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
                     w.order_id, w.customer_id, w.total, w.currency, w.rejection, v_now,
                     jsonb_build_array(jsonb_build_object('sku', w.sku, 'quantity', w.quantity, 'unitAmount', w.price_amount))))
              ELSE jsonb_build_object('kind', 'plain', 'orderId', w.order_id, 'clientId', w.client_id, 'customerId', w.customer_id,
-                    'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer) END AS answer
-      FROM won w
+                    'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer, 'statusEvent', e.id) END AS answer
+      FROM won w LEFT JOIN events e ON e.aggregate_key = w.order_id::text
   LOOP
     v_answers[v_req.n] := v_req.answer;
     IF v_req.answer->>'kind' = 'rejected' THEN
@@ -470,6 +478,7 @@ BEGIN
       v_answers[i] := v_answers[i] || jsonb_build_object('rejection', v_rejection);
       v_refused := v_refused || (v_answers[i]->>'orderId')::uuid;
       v_refusals := v_refusals || v_rejection;
+      v_refused_events := v_refused_events || (v_answers[i]->>'statusEvent')::bigint;
     ELSIF v_answers[i]->>'kind' = 'prepared' THEN
       IF v_total > 0 THEN
         PERFORM take_batch_units(v_sku, v_total);
@@ -490,12 +499,9 @@ BEGIN
         FROM unnest(v_refused, v_refusals) AS r(order_id, rejection)
        WHERE o.id = r.order_id;
       DELETE FROM reservations WHERE order_id = ANY (v_refused);
+      -- their status events (written in step 2) carry the status they ended in
+      UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = ANY (v_refused_events);
     END IF;
-    -- I9: each plain order's status event, with the status it ended in
-    INSERT INTO outbox (topic, aggregate_key, payload)
-    SELECT 'order_status', a->>'orderId', jsonb_build_object('orderId', (a->>'orderId')::uuid, 'clientId', a->>'clientId',
-             'status', CASE WHEN a ? 'granted' THEN 'RESERVED' ELSE 'REJECTED' END, 'updatedAt', v_now)
-      FROM unnest(v_answers) WITH ORDINALITY AS u(a, n) WHERE a->>'kind' = 'plain' ORDER BY n;
     FOR i IN 1 .. v_n LOOP
       CONTINUE WHEN v_answers[i]->>'kind' IS DISTINCT FROM 'plain';
       v_answers[i] := jsonb_build_object(
