@@ -24,15 +24,22 @@ describe('the transaction helper', () => {
     retries.length = 0;
     const meet = barrier(2);
     let attempts = 0;
-    // write skew under SERIALIZABLE: each reads both rows, then writes its own; one must fail with 40001 and is retried
+    let committed!: () => void;
+    const oneCommitted = new Promise<void>((r) => (committed = r));
+    // write skew under SERIALIZABLE: each reads both rows, then writes its own; one must fail with 40001 and is retried.
+    // The retry starts once the other has committed (started earlier, it could read the snapshot without that write,
+    // and SSI would refuse it a second time: a fourth attempt that says nothing about the helper).
     const txn = (id: number) =>
-      t.db.transaction(async (tx) => {
-        attempts++;
-        await tx.query('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE');
-        const { rows } = await tx.query<{ s: number }>('SELECT sum(balance)::int AS s FROM acct WHERE id IN (1, 2)');
-        if (attempts <= 2) await meet();
-        await tx.query('UPDATE acct SET balance = $2 WHERE id = $1', [id, rows[0]!.s + 1]);
-      });
+      t.db
+        .transaction(async (tx) => {
+          const attempt = ++attempts;
+          if (attempt > 2) await oneCommitted;
+          await tx.query('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+          const { rows } = await tx.query<{ s: number }>('SELECT sum(balance)::int AS s FROM acct WHERE id IN (1, 2)');
+          if (attempt <= 2) await meet();
+          await tx.query('UPDATE acct SET balance = $2 WHERE id = $1', [id, rows[0]!.s + 1]);
+        })
+        .then(() => committed());
     await Promise.all([txn(1), txn(2)]);
     expect(retries).toContain('40001');
     expect(attempts).toBe(3);
