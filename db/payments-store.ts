@@ -3,7 +3,7 @@ import { toOrder, type OrderRecord } from './orders-store.js';
 
 export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled' | 'refunded';
 export type OutcomeKind = 'refunded' | 'confirmed' | 'rejected' | 'declined_held' | 'held' | 'expired' | 'cancelled' | 'unknown' | 'action_required' | 'compensate' | 'noop';
-export type OutcomeRow = { kind: OutcomeKind; order: OrderRecord | null } | { kind: 'duplicate'; order?: undefined };
+export type OutcomeRow = { kind: OutcomeKind; order: OrderRecord | null; reclaimed?: boolean } | { kind: 'duplicate'; order?: undefined };
 /** {type, clientSecret, redirectUrl}: what the shopper must do for the processor (payments/processor.ts NextAction). */
 export type NextActionRow = { type: string; clientSecret: string | null; redirectUrl: string | null };
 /** How long an attempt may stay undecided (PAYMENT_MAX_PENDING_SECONDS) and wait for the shopper (PAYMENT_ACTION_TIMEOUT_SECONDS). */

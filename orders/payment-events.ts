@@ -9,11 +9,14 @@ export const isTransition = (kind: string) =>
   kind === 'confirmed' || kind === 'rejected' || kind === 'expired' || kind === 'cancelled' || kind === 'declined_held' || kind === 'held';
 
 /**
- * The SKUs whose availability a payment result may have changed: a decline, an expiry or a cancel puts the held units
- * back; a confirmation of an expired order re-claims them (an extra notice for an unchanged SKU is harmless).
+ * The SKUs whose availability a payment result changed: a decline, an expiry or a cancel puts the held units back; a
+ * confirmation of an expired order re-claims them (`reclaimed`). Confirming a held or awaiting order moves no available
+ * unit, so it names none, whichever of the client's answer and the processor's webhook records it first.
  */
-export const unitsWentBack = (r: { kind: string; order?: { lines: { sku: string }[] } | null }) =>
-  r.kind === 'rejected' || r.kind === 'expired' || r.kind === 'cancelled' || r.kind === 'confirmed' ? r.order?.lines.map((l) => l.sku) : undefined;
+export const unitsWentBack = (r: { kind: string; reclaimed?: boolean; order?: { lines: { sku: string }[] } | null }) =>
+  r.kind === 'rejected' || r.kind === 'expired' || r.kind === 'cancelled' || (r.kind === 'confirmed' && r.reclaimed === true)
+    ? r.order?.lines.map((l) => l.sku)
+    : undefined;
 
 export type WebhookAnswer = { status: 200 | 400 | 404; body: { received: boolean; result?: string; error?: string } };
 

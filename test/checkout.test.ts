@@ -204,4 +204,36 @@ describe('a processor success for a held order', () => {
     expect(await t.inventory('WH-HELD')).toEqual({ available: 0, reserved: 0, sold: 1 });
     expect((await t.webhook(body, signPayload(body, SECRET))).body.result).toBe('duplicate');
   });
+
+  // the host's post-commit hook is told which SKUs' availability moved (relay wake-up, cache drop): a confirmation
+  // names a SKU only when it took units again, never for units that were held all along
+  it('tells the host no SKU for a confirmation of held units (the webhook that beats the client\'s answer)', async () => {
+    await t.product('WH-AWAIT', 1);
+    const id = await hold('WH-AWAIT');
+    t.sandbox.configure({ webhookUrl: undefined });
+    try {
+      expect((await payOrder(id, 'tok_timeout_approve')).order!.status).toBe('AWAITING_PAYMENT');
+    } finally {
+      t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
+    }
+    t.outboxCalls.length = 0;
+    const ok = JSON.stringify({ id: `evt_await_${id}`, type: 'payment.succeeded', orderId: id, paymentKey: id, providerRef: 'sbx_await' });
+    expect((await t.webhook(ok, signPayload(ok, SECRET))).body.result).toBe('confirmed');
+    expect(t.outboxCalls).toEqual([[]]); // outbox rows written (the status event), no availability change
+    expect(await t.inventory('WH-AWAIT')).toEqual({ available: 0, reserved: 0, sold: 1 });
+  });
+
+  it('tells the host the SKU when a success confirms an expired hold and takes its units again', async () => {
+    await t.product('WH-RECLAIM', 1);
+    const id = await hold('WH-RECLAIM');
+    await makeHoldsOverdue(t.db, { orderIds: [id] });
+    await sweepOnce(t.db, t.metrics);
+    expect(await t.inventory('WH-RECLAIM')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    t.outboxCalls.length = 0;
+    const ok = JSON.stringify({ id: `evt_reclaim_${id}`, type: 'payment.succeeded', orderId: id, providerRef: 'sbx_reclaim' });
+    expect((await t.webhook(ok, signPayload(ok, SECRET))).body.result).toBe('confirmed');
+    expect(t.outboxCalls).toEqual([['WH-RECLAIM']]);
+    expect(await t.inventory('WH-RECLAIM')).toEqual({ available: 0, reserved: 0, sold: 1 });
+    expect(await t.availability('WH-RECLAIM')).toEqual({ available: 0, soldOut: true });
+  });
 });

@@ -89,7 +89,11 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(t.outboxCalls).toEqual([['PAY-HOOK'], ['PAY-HOOK']]); // the claim, then the decline putting the unit back
     t.outboxCalls.length = 0;
     expect((await t.pay('hook-a', 'PAY-HOOK', 'tok_approve')).order!.status).toBe('CONFIRMED');
-    expect(t.outboxCalls).toEqual([['PAY-HOOK'], []]); // the claim, then the confirmation (no availability change)
+    // the claim names the SKU; the confirmation names none, whether the client's answer or the processor's success
+    // webhook recorded it first (the webhook may win the race: then both call the hook, neither with a SKU)
+    expect(t.outboxCalls[0]).toEqual(['PAY-HOOK']);
+    expect(t.outboxCalls.length).toBeGreaterThanOrEqual(2);
+    expect(t.outboxCalls.slice(1).flat()).toEqual([]);
     // a decline that arrives by webhook after the client was told AWAITING_PAYMENT (delivered late on purpose)
     t.outboxCalls.length = 0;
     t.sandbox.configure({ delayMs: 1_500 });

@@ -137,8 +137,8 @@ BEGIN
     IF v_status = 'RESERVED' OR (v_status = 'EXPIRED' AND v_pay.id IS NULL) THEN
       v_kind := confirm_paid_order(p_order_id, coalesce(p_provider, v_pay.provider), p_provider_ref,
                                    coalesce(p_key, v_pay.idem_key, p_order_id::text), false);
-      IF v_kind = 'confirmed' THEN
-        RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(p_order_id));
+      IF v_kind = 'confirmed' THEN  -- 'reclaimed': the units of an expired order were taken again (availability moved)
+        RETURN jsonb_build_object('kind', 'confirmed', 'reclaimed', v_status = 'EXPIRED', 'order', order_json(p_order_id));
       END IF;
     END IF;
     IF v_status IN ('REJECTED', 'CANCELLED', 'EXPIRED') THEN
