@@ -55,6 +55,15 @@ describe('a public key', () => {
     expect(leaked[0].n).toBe(0);
   });
 
+  it('the database takes a token digest only as 64 lowercase hex digits (0033: the same rule without a regex)', async () => {
+    const first = await place('tok-check');
+    const set = (v: string | null) => tdb.db.query('UPDATE orders SET token_hash = $2 WHERE id = $1', [first.order.id, v]);
+    for (const bad of ['A'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), `${'a'.repeat(63)}g`, `${'a'.repeat(62)}é`, ` ${'a'.repeat(63)}`, '']) {
+      await expect(set(bad), bad).rejects.toMatchObject({ code: '23514', constraint: 'orders_token_hash_check' });
+    }
+    for (const good of ['0123456789abcdef'.repeat(4), null]) expect((await set(good)).rowCount).toBe(1);
+  });
+
   it('sees an order only with its own token', async () => {
     const a = await place('tok-read-a');
     const b = await place('tok-read-b');
