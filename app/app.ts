@@ -58,6 +58,11 @@ export type AppDeps = {
   graphiql?: boolean;
   /** the configured processor; absent: placeOrder refuses `payment` and no webhook route answers */
   payments?: { processor: Processor; settings: PaymentSettings };
+  /**
+   * Plugins that replace how queries and mutations execute, after graphql-js's own (the Node host compiles them:
+   * node/compiled-execution.ts); absent: graphql-js
+   */
+  executionPlugins?: Plugin[];
   /** what subscriptions listen on (Node host: in-process or Redis); absent: no subscriptions here (Workers) */
   pubsub?: LivePubSub;
   /** the Redis availability cache, when there is one (reads only) */
@@ -127,6 +132,7 @@ export function createApp(deps: AppDeps) {
     logging: demoteInputErrors(deps.logger),
     plugins: [
       useGraphqlJsExecute(),
+      ...(deps.executionPlugins ?? []),
       useSharedBody(),
       ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),

@@ -32,6 +32,7 @@ import { startRelay } from '../subscriptions/relay.js';
 import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
 import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
+import { useCompiledExecution } from './compiled-execution.js';
 
 export type NodeHost = { url: string; port: number; keys: ApiKey[]; embeddedDir?: string; stop: () => Promise<void> };
 
@@ -117,6 +118,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     logger,
     graphiql: config.nodeEnv !== 'production',
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
+    executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; it runs on graphql-js') })],
     production: config.nodeEnv === 'production',
     metricsToken: config.metricsToken,
     webhookMaxBodyBytes: config.payments.webhookMaxBodyBytes,

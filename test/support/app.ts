@@ -9,6 +9,7 @@ import { shippedManifest } from '../../edge/persisted-manifest.js';
 import { cachedPartnerDocuments, type PartnerDocumentCacheOptions } from '../../edge/partner-documents.js';
 import { KEYS, TEST_API_KEYS } from '../../kit/keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { useCompiledExecution } from '../../node/compiled-execution.js';
 
 const API_KEYS = TEST_API_KEYS;
 
@@ -48,6 +49,7 @@ export async function startTestApp(
     admitBuyer: settings.admitBuyer,
     clientIp: settings.clientIp,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
+    executionPlugins: [useCompiledExecution()], // as the Node host runs them
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,
