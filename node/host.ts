@@ -118,7 +118,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     logger,
     graphiql: config.nodeEnv !== 'production',
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
-    executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; it runs on graphql-js') })],
+    executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; it was answered with the compiler\'s errors') })],
     production: config.nodeEnv === 'production',
     metricsToken: config.metricsToken,
     webhookMaxBodyBytes: config.payments.webhookMaxBodyBytes,
