@@ -25,6 +25,26 @@ async function hold(sku: string, quantity = 1, customerId = `shopper-${++n}`) {
   expect(d.placeOrder.order.status).toBe('RESERVED');
   return d.placeOrder.order.id as string;
 }
+/** A held order whose payment through lastunit is left AWAITING_PAYMENT: the sandbox sends no webhook for it. */
+async function awaitingPayment(sku: string) {
+  const id = await hold(sku);
+  t.sandbox.configure({ webhookUrl: undefined });
+  try {
+    expect((await payOrder(id, 'tok_timeout_approve')).order!.status).toBe('AWAITING_PAYMENT');
+  } finally {
+    t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
+  }
+  return id;
+}
+/** A new SKU with one unit, held and then expired by the sweeper: the unit is on sale again. */
+async function expiredHold(sku: string) {
+  await t.product(sku, 1);
+  const id = await hold(sku);
+  await makeHoldsOverdue(t.db, { orderIds: [id] });
+  await sweepOnce(t.db, t.metrics);
+  expect(await t.inventory(sku)).toEqual({ available: 1, reserved: 0, sold: 0 });
+  return id;
+}
 const payOrder = async (orderId: string, token: string, key = KEYS.storefront) =>
   (await t.http(PAY_ORDER, { input: { orderId, payment: { provider: 'sandbox', token } } }, key)).payOrder as Answer;
 const confirmOrder = async (orderId: string, paymentReference: string, key = KEYS.storefront) =>
@@ -150,11 +170,7 @@ describe('confirmOrder', () => {
   });
 
   it('re-claims the units of an expired hold by the same conditional write, with the availability event', async () => {
-    await t.product('CO-RECLAIM', 1);
-    const id = await hold('CO-RECLAIM');
-    await makeHoldsOverdue(t.db, { orderIds: [id] });
-    await sweepOnce(t.db, t.metrics);
-    expect(await t.inventory('CO-RECLAIM')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    const id = await expiredHold('CO-RECLAIM');
     const r = await confirmOrder(id, 'ext_late_1');
     expect(r).toMatchObject({ userErrors: [], order: { status: 'CONFIRMED', reservation: { state: 'SOLD' } } });
     expect(await t.inventory('CO-RECLAIM')).toEqual({ available: 0, reserved: 0, sold: 1 });
@@ -162,10 +178,7 @@ describe('confirmOrder', () => {
   });
 
   it('answers RESERVATION_EXPIRED and records the refund the caller owes when the units are gone; once', async () => {
-    await t.product('CO-GONE', 1);
-    const id = await hold('CO-GONE');
-    await makeHoldsOverdue(t.db, { orderIds: [id] });
-    await sweepOnce(t.db, t.metrics);
+    const id = await expiredHold('CO-GONE');
     await hold('CO-GONE'); // someone else takes the unit
     const answers = await Promise.all([confirmOrder(id, 'ext_gone'), confirmOrder(id, 'ext_gone')]);
     for (const a of answers) {
@@ -179,13 +192,7 @@ describe('confirmOrder', () => {
 
   it('answers PAYMENT_IN_FLIGHT while a payment through lastunit runs, and is open to admin keys', async () => {
     await t.product('CO-FLY', 2);
-    const id = await hold('CO-FLY');
-    t.sandbox.configure({ webhookUrl: undefined });
-    try {
-      expect((await payOrder(id, 'tok_timeout_approve')).order!.status).toBe('AWAITING_PAYMENT');
-    } finally {
-      t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
-    }
+    const id = await awaitingPayment('CO-FLY');
     expect(codes(await confirmOrder(id, 'ext_fly'))).toEqual(['PAYMENT_IN_FLIGHT']);
     const id2 = await hold('CO-FLY');
     expect((await confirmOrder(id2, 'ext_admin', KEYS.admin)).order!.status).toBe('CONFIRMED');
@@ -209,13 +216,7 @@ describe('a processor success for a held order', () => {
   // names a SKU only when it took units again, never for units that were held all along
   it('tells the host no SKU for a confirmation of held units (the webhook that beats the client\'s answer)', async () => {
     await t.product('WH-AWAIT', 1);
-    const id = await hold('WH-AWAIT');
-    t.sandbox.configure({ webhookUrl: undefined });
-    try {
-      expect((await payOrder(id, 'tok_timeout_approve')).order!.status).toBe('AWAITING_PAYMENT');
-    } finally {
-      t.sandbox.configure({ webhookUrl: `${t.url}/webhooks/payments/sandbox` });
-    }
+    const id = await awaitingPayment('WH-AWAIT');
     t.outboxCalls.length = 0;
     const ok = JSON.stringify({ id: `evt_await_${id}`, type: 'payment.succeeded', orderId: id, paymentKey: id, providerRef: 'sbx_await' });
     expect((await t.webhook(ok, signPayload(ok, SECRET))).body.result).toBe('confirmed');
@@ -224,11 +225,7 @@ describe('a processor success for a held order', () => {
   });
 
   it('tells the host the SKU when a success confirms an expired hold and takes its units again', async () => {
-    await t.product('WH-RECLAIM', 1);
-    const id = await hold('WH-RECLAIM');
-    await makeHoldsOverdue(t.db, { orderIds: [id] });
-    await sweepOnce(t.db, t.metrics);
-    expect(await t.inventory('WH-RECLAIM')).toEqual({ available: 1, reserved: 0, sold: 0 });
+    const id = await expiredHold('WH-RECLAIM');
     t.outboxCalls.length = 0;
     const ok = JSON.stringify({ id: `evt_reclaim_${id}`, type: 'payment.succeeded', orderId: id, providerRef: 'sbx_reclaim' });
     expect((await t.webhook(ok, signPayload(ok, SECRET))).body.result).toBe('confirmed');
