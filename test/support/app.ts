@@ -36,7 +36,8 @@ export async function startTestApp(
     retry: { onRetry: (reason) => metrics.txRetries.inc({ reason }) },
   });
   const partnerDocuments = cachedPartnerDocuments(settings.partnerDocuments);
-  const { app } = createApp({
+  // one app per way of executing, all on this database; `app` executes as the Node host does
+  const makeApp = (executionPlugins: NonNullable<AppDeps['executionPlugins']>) => createApp({
     db: tdb.db,
     metrics,
     keys: settings.keys ?? API_KEYS,
@@ -49,7 +50,7 @@ export async function startTestApp(
     admitBuyer: settings.admitBuyer,
     clientIp: settings.clientIp,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
-    executionPlugins: [useCompiledExecution()], // as the Node host runs them
+    executionPlugins,
     settings: {
       holdTtlSeconds: settings.holdTtlSeconds ?? 600,
       idempotencyRetentionHours: 24,
@@ -58,11 +59,17 @@ export async function startTestApp(
       maxActiveHolds: settings.maxActiveHolds,
     },
     payments: typeof payments === 'function' ? payments(tdb.db) : payments,
-  });
+  }).app;
+  const app = makeApp([useCompiledExecution()]); // as the Node host runs them
+  let graphqlJsApp: ReturnType<typeof makeApp> | undefined;
   afterAll(() => tdb.drop());
 
-  async function gql(query: string, variables: Record<string, unknown> = {}, key: string | null = KEYS.storefront): Promise<GqlResult> {
-    const res = await app.request('/graphql', {
+  /**
+   * A GraphQL request to `app`, or to an app on the same database that executes without compiled documents
+   * (`via: 'graphql-js'`, as the edge host executes).
+   */
+  async function gql(query: string, variables: Record<string, unknown> = {}, key: string | null = KEYS.storefront, via: 'compiled' | 'graphql-js' = 'compiled'): Promise<GqlResult> {
+    const res = await (via === 'compiled' ? app : (graphqlJsApp ??= makeApp([]))).request('/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify({ query, variables }),
