@@ -118,7 +118,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     logger,
     graphiql: config.nodeEnv !== 'production',
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
-    executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; it was answered with the compiler\'s errors') })],
+    executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; graphql-js runs it') })],
     production: config.nodeEnv === 'production',
     metricsToken: config.metricsToken,
     webhookMaxBodyBytes: config.payments.webhookMaxBodyBytes,
