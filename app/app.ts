@@ -34,7 +34,8 @@ type Env = { Variables: AuthVariables };
 /**
  * Queries and mutations run on graphql-js's own `execute` instead of Yoga's default executor, which snapshots every
  * variable value before coercing it and wraps each step for incremental delivery (@defer/@stream, which this schema does
- * not offer): on placeOrder that was about 40 µs of a request's CPU. Subscriptions keep Yoga's executor.
+ * not offer): on placeOrder that was about 40 µs of a request's CPU. Subscriptions keep Yoga's executor. A host's
+ * `executionPlugins` come after this one and may replace it (the Node host compiles documents: node/compiled-execution.ts).
  */
 const useGraphqlJsExecute = (): Plugin => ({ onExecute: ({ setExecuteFn }) => setExecuteFn(graphqlExecute) });
 
