@@ -105,10 +105,41 @@ export async function placeOrders(
     retentionHours,
     maxActiveHolds,
   ]);
-  return rows[0]!.r.map((r) => {
+  let atText: string | undefined; // one timestamp per batch (its transaction's), parsed once
+  let at = new Date(0);
+  return rows[0]!.r.map((r, i) => {
+    if (r.kind === 'refused') {
+      if (r.at !== atText) [atText, at] = [r.at, new Date(r.at)];
+      return { kind: 'rejected', quiet: true, order: refusedOrder(requests[i]!, r, at) };
+    }
     if (r.order) r.order = toOrder(r.order);
     return r as PlaceOrderRow;
   });
+}
+
+/**
+ * The REJECTED order of a request place_orders refused at a glance, from the request (customer, SKU, quantity) and
+ * the short answer ({id, rejection, unitAmount, currency, at}): the document order_json() reads back for it.
+ */
+function refusedOrder(
+  req: { customerId: string; lines: { sku: string; quantity: number }[] },
+  r: { id: string; rejection: OrderRecord['rejection']; unitAmount: number; currency: string },
+  at: Date,
+): OrderRecord {
+  const { sku, quantity } = req.lines[0]!;
+  return {
+    id: r.id,
+    status: 'REJECTED',
+    customerId: req.customerId,
+    lines: [{ sku, quantity, unitAmount: r.unitAmount }],
+    totalAmount: r.unitAmount * quantity,
+    currency: String(r.currency).trim(),
+    reservation: null,
+    rejection: r.rejection,
+    createdAt: at,
+    updatedAt: at,
+    channel: null,
+  };
 }
 
 export type ReleaseRow =

@@ -15,8 +15,9 @@
 --   p_buyer, p_max_holds: whom the hold counts against and how many active holds a buyer may have (I14, 0 = no limit).
 --   p_token_hash: the SHA-256 of the order token this call hands out (orders/order-tokens.ts), written with the order,
 --              so a new order costs no second statement; a replay writes nothing and the caller hands out no token.
--- The answer to a line the stock cannot cover (SOLD_OUT or INSUFFICIENT_STOCK), and the order document of an order
--- refused at a glance: one definition for prepare_order, place_orders (set-based) and claim_order.
+-- The answer to a line the stock cannot cover (SOLD_OUT or INSUFFICIENT_STOCK): one definition for prepare_order,
+-- place_orders (set-based) and claim_order; and the order document of an order prepare_order refused at a glance
+-- (place_orders answers its refusals in short and its caller builds the same document).
 -- STABLE, not IMMUTABLE: their bodies call format() and jsonb_build_object(), which are STABLE, and PostgreSQL inlines
 -- a SQL function only when its body is no more volatile than it is declared; declared IMMUTABLE, each call ran as a
 -- separate SQL-function execution (a plan per call, per refused order of a batch).
@@ -299,6 +300,11 @@ $$;
 -- holding the same keys at once (another instance's retries) can deadlock on key rows, which PostgreSQL breaks (40P01,
 -- the statement is repeated whole by its caller); no such cycle can include the inventory row.
 -- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
+-- A refusal at a glance (step 1) is answered as {kind: 'refused', id, rejection, unitAmount, currency, at}: what the
+-- caller does not have already (it sent the customer, the SKU and the quantity); the caller builds the REJECTED order
+-- from both (db/orders-store.ts), the same document order_json would read back. A sold-out storm answers dozens of
+-- these per batch: each full order document cost its building here and its parsing in the caller (about 9 us of
+-- PostgreSQL's CPU and 5 of the server's per refusal).
 -- place_orders' plain sales: `p_units` units of `p_sku` granted to a batch, taken by ONE conditional write (I3) while
 -- the caller holds the row lock, with one availability event (the count after the batch).
 CREATE OR REPLACE FUNCTION take_batch_units(p_sku text, p_units integer) RETURNS void
@@ -411,15 +417,14 @@ BEGIN
       RETURNING id, aggregate_key
     )
     SELECT w.n, CASE WHEN w.path = 'refused'
-             THEN jsonb_build_object('kind', 'rejected', 'quiet', true, 'order', rejected_order_json(
-                    w.order_id, w.customer_id, w.total, w.currency, w.rejection, v_now,
-                    jsonb_build_array(jsonb_build_object('sku', w.sku, 'quantity', w.quantity, 'unitAmount', w.price_amount))))
+             THEN jsonb_build_object('kind', 'refused', 'id', w.order_id, 'rejection', w.rejection, 'unitAmount', w.price_amount,
+                                     'currency', w.currency, 'at', v_now)
              ELSE jsonb_build_object('kind', 'plain', 'orderId', w.order_id, 'clientId', w.client_id, 'customerId', w.customer_id,
                     'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer, 'statusEvent', e.id) END AS answer
       FROM won w LEFT JOIN events e ON e.aggregate_key = w.order_id::text
   LOOP
     v_answers[v_req.n] := v_req.answer;
-    IF v_req.answer->>'kind' = 'rejected' THEN
+    IF v_req.answer->>'kind' = 'refused' THEN
       v_answered := v_answered + 1;
     END IF;
   END LOOP;
