@@ -105,11 +105,11 @@ export async function placeOrders(
     retentionHours,
     maxActiveHolds,
   ]);
-  let atText: string | undefined; // one timestamp per batch (its transaction's), parsed once
-  let at = new Date(0);
+  let at: Date | undefined; // one timestamp per batch (its transaction's), parsed once
+  let atText: unknown;
   return rows[0]!.r.map((r, i) => {
     if (r.kind === 'refused') {
-      if (r.at !== atText) [atText, at] = [r.at, new Date(r.at)];
+      if (!at || r.at !== atText) [atText, at] = [r.at, new Date(r.at)];
       return { kind: 'rejected', quiet: true, order: refusedOrder(requests[i]!, r, at) };
     }
     if (r.order) r.order = toOrder(r.order);
