@@ -17,7 +17,8 @@ const encode = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString(
 function decode(cursor: string, n: number): string[] | null {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    return Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string') ? v : null;
+    // a cursor this API gave out never holds a NUL character (no SKU or id can), and PostgreSQL could not compare one
+    return Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string' && !x.includes('\u0000')) ? v : null;
   } catch {
     return null;
   }
@@ -56,6 +57,8 @@ export function createPages(deps: { db: Db; findProducts: (skus: string[]) => Pr
       const after = args.after ? decode(args.after, 2) : null;
       if (args.after && (!after || !isUuid(after[1]!) || Number.isNaN(Date.parse(after[0]!))))
         return failed('INVALID_INPUT', 'after is not a cursor this API gave out', ['after']);
+      // no order has a customer with a NUL character (placeOrder refuses one): nothing to find, and no query to fail
+      if (args.customerId?.includes('\u0000')) return { ok: true, value: page([], first.value, () => '') };
       const rows = await ordersStore.pageOrders(deps.db, {
         clientId, customerId: args.customerId ?? null, status: args.status ?? null,
         after: after ? { createdAt: after[0]!, id: after[1]! } : null, limit: first.value + 1,

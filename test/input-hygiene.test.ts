@@ -42,6 +42,22 @@ describe('invalid input', () => {
     expect(logSince(from).filter((l) => l.level >= 50)).toEqual([]);
   });
 
+  it('a NUL byte in orders(customerId) finds nothing and in a cursor is a 400, without touching the database or the log', async () => {
+    const from = srv.output().length;
+    const q = `query($c: ID, $after: String) { orders(customerId: $c, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`;
+    expect(await gql(q, { c: 'a\u0000b' })).toEqual({ data: { orders: { edges: [], pageInfo: { hasNextPage: false, endCursor: null } } } });
+    const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url'); // the shape this API gives out
+    for (const [query, after] of [
+      [q, cursor([new Date().toISOString(), '00000000-0000-4000-8000-00000000000\u0000'])],
+      ['query($after: String) { catalog(after: $after) { edges { cursor } } }', cursor(['a\u0000b'])],
+    ] as const) {
+      const r = await gql(query, { after });
+      expect(r.data ?? null).toBeNull();
+      expect(r.errors.map((e: any) => [e.message, e.extensions?.code])).toEqual([['after is not a cursor this API gave out', 'BAD_USER_INPUT']]);
+    }
+    expect(logSince(from)).toEqual([]); // nothing reached the database to fail there
+  });
+
   it('input only the database refuses is logged once at warn, without a stack', async () => {
     const from = srv.output().length;
     // an admin write whose SKU PostgreSQL cannot take: the database refuses it (22021), the client gets a masked error
