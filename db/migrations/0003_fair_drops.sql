@@ -1,4 +1,4 @@
--- Fair drops (issue 9): a per-customer purchase limit per SKU (I12) and a cap on each buyer's active holds (I14), both
+-- Fair drops (issue 9): a per-customer purchase limit per SKU (I12) and a cap on each buyer's active holds (I13), both
 -- decided by a conditional write on a counter that moves in the same transaction as the units it counts, with CHECK
 -- constraints the database enforces whatever code asks. db/functions/060_fair-drops.sql moves the counters.
 
@@ -25,7 +25,7 @@ CREATE TABLE customer_purchases (
   CHECK (units <= max_units)
 );
 
--- I14: active holds (orders RESERVED or AWAITING_PAYMENT) per buyer; a row exists only while it is above zero.
+-- I13: active holds (orders RESERVED or AWAITING_PAYMENT) per buyer; a row exists only while it is above zero.
 CREATE TABLE buyer_holds (
   client_id   text NOT NULL,
   buyer       text NOT NULL,
