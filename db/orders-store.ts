@@ -105,37 +105,42 @@ export async function placeOrders(
     retentionHours,
     maxActiveHolds,
   ]);
-  let at: Date | undefined; // one timestamp per batch (its transaction's), parsed once
-  let atText: unknown;
-  return rows[0]!.r.map((r, i) => {
-    if (r.kind === 'refused') {
-      if (!at || r.at !== atText) [atText, at] = [r.at, new Date(r.at)];
-      return { kind: 'rejected', quiet: true, order: refusedOrder(requests[i]!, r, at) };
-    }
+  return placeOrdersAnswers(requests, rows[0]!.r);
+}
+
+/**
+ * place_orders' answers as PlaceOrderRows, in request order. A refusal at a glance (`refused`) and a plain sale
+ * (`plain`) come back in short, and their orders are built here from the short answer and the request (customer, SKU,
+ * quantity): the documents order_json() reads back for them. Exported for the SQL-level tests.
+ */
+export function placeOrdersAnswers(requests: { customerId: string; lines: { sku: string; quantity: number }[] }[], answers: any[]): PlaceOrderRow[] {
+  const dates = new Map<string, Date>(); // the batch's timestamps (its transaction's, its holds' expiry), parsed once
+  const dateOf = (text: string) => dates.get(text) ?? dates.set(text, new Date(text)).get(text)!;
+  return answers.map((r, i) => {
+    if (r.kind === 'refused') return { kind: 'rejected', quiet: true, order: shortOrder(requests[i]!, r, dateOf) };
+    if (r.kind === 'plain') return { kind: r.rejection ? 'rejected' : 'placed', order: shortOrder(requests[i]!, r, dateOf) };
     if (r.order) r.order = toOrder(r.order);
     return r as PlaceOrderRow;
   });
 }
 
-/**
- * The REJECTED order of a request place_orders refused at a glance, from the request (customer, SKU, quantity) and
- * the short answer ({id, rejection, unitAmount, currency, at}): the document order_json() reads back for it.
- */
-function refusedOrder(
+/** The order of a short answer: granted (RESERVED, held until `expiresAt`) unless it carries a rejection. */
+function shortOrder(
   req: { customerId: string; lines: { sku: string; quantity: number }[] },
-  r: { id: string; rejection: OrderRecord['rejection']; unitAmount: number; currency: string },
-  at: Date,
+  r: { id: string; rejection?: OrderRecord['rejection']; unitAmount: number; currency: string; at: string; expiresAt?: string },
+  dateOf: (text: string) => Date,
 ): OrderRecord {
   const { sku, quantity } = req.lines[0]!;
+  const at = dateOf(r.at);
   return {
     id: r.id,
-    status: 'REJECTED',
+    status: r.rejection ? 'REJECTED' : 'RESERVED',
     customerId: req.customerId,
     lines: [{ sku, quantity, unitAmount: r.unitAmount }],
     totalAmount: r.unitAmount * quantity,
     currency: String(r.currency).trim(),
-    reservation: null,
-    rejection: r.rejection,
+    reservation: r.rejection ? null : { state: 'HELD', expiresAt: dateOf(r.expiresAt!) },
+    rejection: r.rejection ?? null,
     createdAt: at,
     updatedAt: at,
     channel: null,

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createClaimBatcher } from '../orders/claim-batcher.js';
 import { startTestApp } from './support/app.js';
+import { placeOrdersAnswers, toOrder } from '../db/orders-store.js';
+
+type BatchRequest = { customerId: string; lines: { sku: string; quantity: number }[] };
+/** place_orders itself (no retry: a deadlock would surface), its answers read as the server reads them */
+const placeBatch = async (batch: BatchRequest[], maxHolds = 0) =>
+  placeOrdersAnswers(batch, (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r) as any[];
 
 // The batcher is a pure concurrency utility: these first cases drive it with a recording runner (no database involved).
 function recorder(fail?: (req: number) => boolean) {
@@ -111,16 +117,12 @@ describe('place_orders lock order', () => {
       await t2.query('BEGIN');
       await t2.query('SELECT prepare_order($1, $2, $3, $4, $5::jsonb, $6, $7)', args('k2'));
       // The batch [k1, k2] must wait for k2 BEFORE it locks BATCH-DL's inventory row...
-      const batch = t.db.query(
-        `SELECT place_orders($1::jsonb, 600, 24) AS r`,
-        [JSON.stringify(['k1', 'k2'].map((k) => ({ clientId: 'c', customerId: `cust-${k}`, key: k, hash: `h-${k}`, lines: [{ sku: 'BATCH-DL', quantity: 1 }] })))],
-      );
+      const batch = placeBatch(['k1', 'k2'].map((k) => ({ clientId: 'c', customerId: `cust-${k}`, key: k, hash: `h-${k}`, lines: [{ sku: 'BATCH-DL', quantity: 1 }] })));
       await new Promise((r) => setTimeout(r, 300));
       // ...so T2 can claim that row now (before the fix this was a deadlock: 40P01).
       await t2.query(`UPDATE inventory SET available = available - 1, reserved = reserved + 1 WHERE sku = 'BATCH-DL' AND available >= 1`);
       await t2.query('COMMIT');
-      const { rows } = await batch;
-      expect(rows[0].r.map((x: any) => x.kind)).toEqual(['placed', 'replayed']);
+      expect((await batch).map((x) => x.kind)).toEqual(['placed', 'replayed']);
     } finally {
       t2.release();
     }
@@ -137,8 +139,7 @@ describe('place_orders set-based sales', () => {
     });
     const batch = [req(1, 'b1'), req(2, 'b2', 2), req(3, 'b3'), req(4, 'b4'), req(5, 'b5'), req(6, 'b5')]; // b5 twice: per-order path
     const before = await t.db.query(`SELECT coalesce(max(id), 0) AS id FROM outbox`);
-    const { rows } = await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, 2) AS r`, [JSON.stringify(batch)]);
-    const answers = rows[0].r as any[];
+    const answers = await placeBatch(batch, 2);
     expect(answers.map((a) => [a.kind, a.order.status, a.order.rejection?.code ?? null])).toEqual([
       ['placed', 'RESERVED', null],
       ['placed', 'RESERVED', null],
@@ -148,6 +149,11 @@ describe('place_orders set-based sales', () => {
       ['rejected', 'REJECTED', 'SOLD_OUT'],
     ]);
     expect(answers[1].order).toMatchObject({ totalAmount: 2000, currency: 'USD', lines: [{ sku: 'SET-1', quantity: 2, unitAmount: 1000 }], reservation: { state: 'HELD' } });
+    // every answer's order, built from short answers or read whole, is the document order_json reads back, field for field
+    for (const a of answers) {
+      const { rows: stored } = await t.db.query(`SELECT order_json($1::uuid) AS j`, [a.order.id]);
+      expect(a.order).toEqual(toOrder(stored[0].j));
+    }
     expect(await t.inventory('SET-1')).toEqual({ available: 0, reserved: 3, sold: 0 });
     // what the database says matches every answer: statuses, reservations, key rows
     const ids = answers.map((a) => a.order.id);
@@ -173,8 +179,8 @@ describe('place_orders set-based sales', () => {
   it('answers a retry of a plain sale from its key row, and the same key with another request IDEMPOTENCY_KEY_REUSED', async () => {
     await t.product('SET-2', 5);
     const req = (n: number, hash = `h${n}`) => ({ clientId: 'c2', customerId: `cust-${n}`, key: `k${n}`, hash, lines: [{ sku: 'SET-2', quantity: 1 }], buyer: null, tokenHash: null });
-    const first = (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, 0) AS r`, [JSON.stringify([req(1), req(2)])])).rows[0].r as any[];
-    const again = (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, 0) AS r`, [JSON.stringify([req(1), req(2, 'other'), req(3)])])).rows[0].r as any[];
+    const first = await placeBatch([req(1), req(2)]);
+    const again = await placeBatch([req(1), req(2, 'other'), req(3)]);
     expect(again.map((a) => a.kind)).toEqual(['replayed', 'reused', 'placed']);
     expect(again[0].order.id).toBe(first[0].order.id);
     expect(await t.inventory('SET-2')).toEqual({ available: 2, reserved: 3, sold: 0 });
@@ -185,7 +191,7 @@ describe('place_orders: plain sales beside per-order claims (review findings)', 
   const req = (client: string, sku: string, n: number, o: { buyer?: string; hash?: string; key?: string } = {}) => ({
     clientId: client, customerId: `cust-${n}`, key: o.key ?? `k${n}`, hash: o.hash ?? `h${n}`, lines: [{ sku, quantity: 1 }], buyer: o.buyer ?? null, tokenHash: null,
   });
-  const run = async (batch: unknown[], maxHolds: number) => (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r as any[];
+  const run = placeBatch;
 
   it('keeps arrival order across both paths: a buyer twice in the batch (per-order claims) still wins the last unit when it came first', async () => {
     await t.product('MIX-1', 1);

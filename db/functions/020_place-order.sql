@@ -300,11 +300,12 @@ $$;
 -- holding the same keys at once (another instance's retries) can deadlock on key rows, which PostgreSQL breaks (40P01,
 -- the statement is repeated whole by its caller); no such cycle can include the inventory row.
 -- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
--- A refusal at a glance (step 1) is answered as {kind: 'refused', id, rejection, unitAmount, currency, at}: what the
--- caller does not have already (it sent the customer, the SKU and the quantity); the caller builds the REJECTED order
--- from both (db/orders-store.ts), the same document order_json would read back. A sold-out storm answers dozens of
--- these per batch: each full order document cost its building here and its parsing in the caller (about 9 us of
--- PostgreSQL's CPU and 5 of the server's per refusal).
+-- A refusal at a glance (step 1) and a plain sale (step 2) are answered in short: {kind: 'refused' | 'plain', id,
+-- unitAmount, currency, at, ...}, a plain sale granted as step 2 wrote it (with `expiresAt`) or with the `rejection`
+-- step 5 gave it, a refusal with its `rejection`: what the caller does not have already (it sent the customer, the SKU and the
+-- quantity). The caller builds the order from both (db/orders-store.ts), the same document order_json would read
+-- back. Each full document cost its building here (for a plain sale, while the batch holds the SKU's row) and its
+-- parsing in the caller: about 9 us of PostgreSQL's CPU and 5 of the server's per refusal of a sold-out storm.
 -- place_orders' plain sales: `p_units` units of `p_sku` granted to a batch, taken by ONE conditional write (I3) while
 -- the caller holds the row lock, with one availability event (the count after the batch).
 CREATE OR REPLACE FUNCTION take_batch_units(p_sku text, p_units integer) RETURNS void
@@ -337,8 +338,6 @@ DECLARE
   v_expires  timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
   v_sku      text;     -- the SKU of the plain sales
   v_plain    boolean := false;
-  v_price    integer;
-  v_currency char(3);
   v_left     integer;  -- units of v_sku not yet granted to this batch (under the row lock)
   v_total    integer := 0;
   v_inv      record;
@@ -353,7 +352,7 @@ BEGIN
    WHERE jsonb_array_length(e.value->'lines') = 1
    ORDER BY e.n LIMIT 1;
   IF v_sku IS NOT NULL THEN
-    SELECT p.price_amount, p.currency, NOT p.is_bundle AND i.purchase_limit IS NULL INTO v_price, v_currency, v_plain
+    SELECT NOT p.is_bundle AND i.purchase_limit IS NULL INTO v_plain
       FROM products p JOIN inventory i ON i.sku = p.sku
      WHERE p.sku = v_sku;
     v_plain := coalesce(v_plain, false);
@@ -419,8 +418,9 @@ BEGIN
     SELECT w.n, CASE WHEN w.path = 'refused'
              THEN jsonb_build_object('kind', 'refused', 'id', w.order_id, 'rejection', w.rejection, 'unitAmount', w.price_amount,
                                      'currency', w.currency, 'at', v_now)
-             ELSE jsonb_build_object('kind', 'plain', 'orderId', w.order_id, 'clientId', w.client_id, 'customerId', w.customer_id,
-                    'quantity', w.quantity, 'totalAmount', w.total, 'holdBuyer', w.buyer, 'statusEvent', e.id) END AS answer
+             ELSE jsonb_build_object('kind', 'plain', 'id', w.order_id, 'clientId', w.client_id, 'quantity', w.quantity,
+                    'holdBuyer', w.buyer, 'statusEvent', e.id, 'unitAmount', w.price_amount, 'currency', w.currency,
+                    'at', v_now, 'expiresAt', v_expires) END AS answer
       FROM won w LEFT JOIN events e ON e.aggregate_key = w.order_id::text
   LOOP
     v_answers[v_req.n] := v_req.answer;
@@ -474,14 +474,13 @@ BEGIN
         IF (v_answers[i]->>'quantity')::integer <= v_left THEN
           v_left := v_left - (v_answers[i]->>'quantity')::integer;
           v_total := v_total + (v_answers[i]->>'quantity')::integer;
-          v_answers[i] := v_answers[i] || '{"granted": true}';
-          CONTINUE;
+          CONTINUE;  -- granted: its answer stays as step 2 wrote it
         END IF;
         v_rejection := stock_rejection(v_sku, (v_answers[i]->>'quantity')::integer, v_left);
         PERFORM give_holds_back(v_answers[i]->>'clientId', v_answers[i]->>'holdBuyer', 1);  -- counted, holds nothing (I14)
       END IF;
       v_answers[i] := v_answers[i] || jsonb_build_object('rejection', v_rejection);
-      v_refused := v_refused || (v_answers[i]->>'orderId')::uuid;
+      v_refused := v_refused || (v_answers[i]->>'id')::uuid;
       v_refusals := v_refusals || v_rejection;
       v_refused_events := v_refused_events || (v_answers[i]->>'statusEvent')::bigint;
     ELSIF v_answers[i]->>'kind' = 'prepared' THEN
@@ -498,26 +497,13 @@ BEGIN
   IF v_total > 0 THEN
     PERFORM take_batch_units(v_sku, v_total);
   END IF;
-  IF v_plain THEN
-    IF cardinality(v_refused) > 0 THEN  -- refused after step 2 wrote them (the stock ran out in this batch, or the hold limit)
-      UPDATE orders o SET status = 'REJECTED', rejection = r.rejection
-        FROM unnest(v_refused, v_refusals) AS r(order_id, rejection)
-       WHERE o.id = r.order_id;
-      DELETE FROM reservations WHERE order_id = ANY (v_refused);
-      -- their status events (written in step 2) carry the status they ended in
-      UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = ANY (v_refused_events);
-    END IF;
-    FOR i IN 1 .. v_n LOOP
-      CONTINUE WHEN v_answers[i]->>'kind' IS DISTINCT FROM 'plain';
-      v_answers[i] := jsonb_build_object(
-        'kind', CASE WHEN v_answers[i] ? 'granted' THEN 'placed' ELSE 'rejected' END,
-        'order', jsonb_build_object(
-          'id', v_answers[i]->'orderId', 'status', CASE WHEN v_answers[i] ? 'granted' THEN 'RESERVED' ELSE 'REJECTED' END,
-          'customerId', v_answers[i]->'customerId', 'totalAmount', v_answers[i]->'totalAmount', 'currency', v_currency,
-          'rejection', v_answers[i]->'rejection', 'createdAt', v_now, 'updatedAt', v_now,
-          'lines', jsonb_build_array(jsonb_build_object('sku', v_sku, 'quantity', v_answers[i]->'quantity', 'unitAmount', v_price)),
-          'reservation', CASE WHEN v_answers[i] ? 'granted' THEN jsonb_build_object('state', 'HELD', 'expiresAt', v_expires) END));
-    END LOOP;
+  IF cardinality(v_refused) > 0 THEN  -- plain sales refused after step 2 wrote them (the stock ran out, or the hold limit)
+    UPDATE orders o SET status = 'REJECTED', rejection = r.rejection
+      FROM unnest(v_refused, v_refusals) AS r(order_id, rejection)
+     WHERE o.id = r.order_id;
+    DELETE FROM reservations WHERE order_id = ANY (v_refused);
+    -- their status events (written in step 2) carry the status they ended in
+    UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = ANY (v_refused_events);
   END IF;
   RETURN to_jsonb(v_answers);
 END
