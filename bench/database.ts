@@ -93,6 +93,17 @@ export async function createBenchDatabase(opts: { adminUrl?: string; log?: (s: s
   return bdb;
 }
 
+/** Reads `count` every 250 ms until it is 0 or `maxWaitMs` have passed since `t0`: the first and the last count. */
+async function waitForZero(count: () => Promise<number>, t0: number, maxWaitMs: number) {
+  let last = await count();
+  const first = last;
+  while (last > 0 && Date.now() - t0 < maxWaitMs) {
+    await new Promise((r) => setTimeout(r, 250));
+    last = await count();
+  }
+  return { first, last };
+}
+
 /**
  * Lets the bench database settle before a latency measurement: a CHECKPOINT (so no checkpoint of the earlier rounds'
  * writes lands in the middle), then waits up to `maxWaitMs` for running autovacuum workers (the earlier rounds leave
@@ -104,13 +115,8 @@ export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise
   await pool.query('CHECKPOINT').catch(() => undefined); // needs superuser or pg_checkpoint: skipped without
   const workers = async () =>
     Number((await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`)).rows[0].n);
-  let n = await workers();
-  const seen = n;
-  while (n > 0 && Date.now() - t0 < maxWaitMs) {
-    await new Promise((r) => setTimeout(r, 250));
-    n = await workers();
-  }
-  return `database settled in ${Date.now() - t0} ms (checkpoint; ${seen} autovacuum workers running at first, ${n} at the end)`;
+  const n = await waitForZero(workers, t0, maxWaitMs);
+  return `database settled in ${Date.now() - t0} ms (checkpoint; ${n.first} autovacuum workers running at first, ${n.last} at the end)`;
 }
 
 /**
@@ -122,11 +128,6 @@ export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise
 export async function drainOutbox(pool: pg.Pool, maxWaitMs = 60_000): Promise<string> {
   const t0 = Date.now();
   const left = async () => Number((await pool.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`)).rows[0].n);
-  let n = await left();
-  const first = n;
-  while (n > 0 && Date.now() - t0 < maxWaitMs) {
-    await new Promise((r) => setTimeout(r, 250));
-    n = await left();
-  }
-  return `outbox: ${first} unpublished rows at first, ${n} after ${Date.now() - t0} ms`;
+  const n = await waitForZero(left, t0, maxWaitMs);
+  return `outbox: ${n.first} unpublished rows at first, ${n.last} after ${Date.now() - t0} ms`;
 }
