@@ -25,7 +25,7 @@ import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit, useSharedBody } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
 import { refuseAmbiguousOperations } from './operation.js';
-import { demoteInputErrors } from './input-errors.js';
+import { demoteInputErrors, maskFaultsNotInput } from './input-errors.js';
 import type { KeyRateLimit } from './rate-limit.js';
 import type { AdmitBuyer } from './buyer-rate-limit.js';
 
@@ -125,7 +125,8 @@ export function createApp(deps: AppDeps) {
     graphqlEndpoint: '/graphql',
     graphiql: deps.graphiql ? { title: 'lastunit' } : false,
     landingPage: false,
-    maskedErrors: true,
+    // faults are masked (`Unexpected error.`); input only the database refuses is a 400 BAD_USER_INPUT saying why
+    maskedErrors: { maskError: maskFaultsNotInput },
     batching: false,
     // requestBodyLimit below refuses a larger body before Yoga sees it (Yoga's own limit would rebuild every request
     // around a counting stream)

@@ -1,13 +1,45 @@
-// Invalid input is the caller's mistake, not the server's: logged at warn, one line, no stack (an error-level stack per
-// request would bury real faults and let anyone flood the error log). Validation catches it first where it can
-// (orders/rules.ts, resolvers/catalog.ts); this is the net for input only the database refuses.
-import type { YogaLogger } from 'graphql-yoga';
+// Invalid input is the caller's mistake, not the server's: answered as such (400 BAD_USER_INPUT, naming what was wrong
+// with it) and logged at warn, one line, no stack (an error-level stack per request would bury real faults and let
+// anyone flood the error log). Validation catches it first where it can (orders/rules.ts, resolvers/catalog.ts,
+// orders/pages.ts); this is the net for input only the database refuses.
+import { createGraphQLError, maskError, type YogaLogger } from 'graphql-yoga';
 
 /** PostgreSQL's "data exception" class (22xxx: invalid text, out of range, bad encoding...): the input's fault. */
 export const isInvalidInputError = (err: unknown): boolean => {
   const code = (err as { originalError?: { code?: unknown }; code?: unknown } | null)?.originalError?.code ?? (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('22');
 };
+
+/** What the database found wrong with the input, in the client's words, by SQLSTATE (never the database's own text). */
+const INPUT_REASONS: Record<string, string> = {
+  '22021': 'a text value contains a NUL character or bytes that are not UTF-8',
+  '22P05': 'a text value contains a NUL character',
+  '22003': 'a number is out of range',
+  '22001': 'a text value is too long',
+  '22007': 'a date or time is not valid',
+  '22008': 'a date or time is out of range',
+  '22P02': 'a value is not in the form it must have',
+};
+
+/**
+ * Yoga's `maskError`: a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
+ * says what was wrong with the input, in words of our own, at the field's path; every other error is masked as Yoga
+ * masks it (`Unexpected error.`). The statement that raised it wrote nothing. Either way Yoga then reports the
+ * original to the logger (demoteInputErrors below: one warn line for input).
+ * @example createYoga({ maskedErrors: { maskError: maskFaultsNotInput } })
+ */
+export function maskFaultsNotInput(error: unknown, message: string, isDev?: boolean): Error {
+  if (!isInvalidInputError(error)) return maskError(error, message, isDev);
+  const code = (error as { originalError?: { code?: string }; code?: string }).originalError?.code ?? (error as { code?: string }).code!;
+  const located = error as { nodes?: never; source?: never; positions?: never; path?: readonly (string | number)[] };
+  return createGraphQLError(`invalid input: ${INPUT_REASONS[code] ?? 'a value the database cannot store'}`, {
+    nodes: located.nodes,
+    source: located.source,
+    positions: located.positions,
+    path: located.path,
+    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+  });
+}
 
 /**
  * The logger Yoga reports masked errors to, with PostgreSQL data exceptions (input the database refused: whatever

@@ -1,6 +1,7 @@
 // Invalid input is logged at warn without a stack (issue 9, item 7): a NUL byte in product(sku), which PostgreSQL
-// cannot take, finds nothing without reaching the database; input that only the database refuses gives the server's
-// log one warn line, no error line and no stack. Through the real server and its real log.
+// cannot take, finds nothing without reaching the database; input that only the database refuses is answered 400
+// BAD_USER_INPUT saying why, writes nothing, and gives the server's log one warn line, no error line and no stack.
+// Through the real server and its real log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { KEYS } from '../kit/keys.js';
@@ -58,15 +59,64 @@ describe('invalid input', () => {
     expect(logSince(from)).toEqual([]); // nothing reached the database to fail there
   });
 
-  it('input only the database refuses is logged once at warn, without a stack', async () => {
+  it('input only the database refuses is a 400 BAD_USER_INPUT saying why, writes nothing, and is logged once at warn without a stack', async () => {
     const from = srv.output().length;
-    // an admin write whose SKU PostgreSQL cannot take: the database refuses it (22021), the client gets a masked error
-    const r = await gql(`mutation($sku: String!) { restock(input: { sku: $sku, quantity: 1 }) { userErrors { code } } }`, { sku: 'a\u0000b' }, KEYS.admin);
-    expect(r.errors?.length).toBe(1);
+    // an admin write whose SKU PostgreSQL cannot take: the database refuses it (22021)
+    const res = await fetch(srv.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
+      body: JSON.stringify({ query: `mutation($sku: String!) { restock(input: { sku: $sku, quantity: 1 }) { userErrors { code } } }`, variables: { sku: 'a\u0000b' } }),
+    });
+    expect(res.status).toBe(400);
+    const r = (await res.json()) as any;
+    expect(r.data ?? null).toBeNull();
+    expect(r.errors).toEqual([
+      expect.objectContaining({
+        message: 'invalid input: a text value contains a NUL character or bytes that are not UTF-8',
+        path: ['restock'],
+        locations: [{ line: 1, column: 27 }],
+        extensions: { code: 'BAD_USER_INPUT' },
+      }),
+    ]);
     await expect.poll(() => logSince(from).length).toBeGreaterThan(0);
     const lines = logSince(from);
     expect(lines.map((l) => l.level)).toEqual([40]);
     expect(lines[0]).toMatchObject({ code: '22021' });
     expect(JSON.stringify(lines)).not.toMatch(/stack|\bat \w+ \(/);
+  });
+
+  it('every admin input with a NUL character the database refuses is a 400 BAD_USER_INPUT and writes nothing', async () => {
+    const created = await gql(
+      `mutation { createProduct(input: { sku: "NUL-1", name: "Plain", priceAmount: 100, currencyCode: "USD", initialStock: 3 }) { userErrors { code } } }`,
+      {},
+      KEYS.admin,
+    );
+    expect(created.data.createProduct.userErrors).toEqual([]);
+    const from = srv.output().length;
+    const cases: [string, Record<string, unknown>, string][] = [
+      [`mutation($name: String!) { createProduct(input: { sku: "NUL-2", name: $name, priceAmount: 100, currencyCode: "USD", initialStock: 1 }) { userErrors { code } } }`, { name: 'a\u0000b' }, 'createProduct'],
+      [`mutation($sku: String!) { setPurchaseLimit(input: { sku: $sku, limit: 2 }) { userErrors { code } } }`, { sku: 'NUL-1\u0000' }, 'setPurchaseLimit'],
+      [`mutation($sku: String!) { setStock(input: { sku: $sku, available: 9 }) { userErrors { code } } }`, { sku: 'NUL-1\u0000' }, 'setStock'],
+      [`query($id: ID!) { channel(id: $id) { id } }`, { id: 'a\u0000b' }, 'channel'],
+    ];
+    for (const [query, variables, field] of cases) {
+      const res = await fetch(srv.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const r = (await res.json()) as any;
+      expect([field, res.status, r.errors?.map((e: any) => [e.message.startsWith('invalid input: '), e.path, e.extensions?.code])]).toEqual([
+        field,
+        400,
+        [[true, [field], 'BAD_USER_INPUT']],
+      ]);
+    }
+    // nothing was written: no second product, NUL-1 as it was
+    const check = await gql(`{ products(skus: ["NUL-1", "NUL-2"]) { sku purchaseLimit availability { available } } }`, {}, KEYS.admin);
+    expect(check.data.products).toEqual([{ sku: 'NUL-1', purchaseLimit: null, availability: { available: 3 } }, null]);
+    // one warn line per refused request, no error line
+    await expect.poll(() => logSince(from).length).toBeGreaterThanOrEqual(cases.length);
+    expect(logSince(from).map((l) => l.level)).toEqual(cases.map(() => 40));
   });
 });
