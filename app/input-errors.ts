@@ -3,23 +3,10 @@
 // anyone flood the error log). Validation catches it first where it can (orders/rules.ts, resolvers/catalog.ts,
 // orders/pages.ts); this is the net for input only the database refuses.
 import { createGraphQLError, maskError, type YogaLogger } from 'graphql-yoga';
+import { invalidInputCode, invalidInputMessage } from '../common/invalid-input.js';
 
 /** PostgreSQL's "data exception" class (22xxx: invalid text, out of range, bad encoding...): the input's fault. */
-export const isInvalidInputError = (err: unknown): boolean => {
-  const code = (err as { originalError?: { code?: unknown }; code?: unknown } | null)?.originalError?.code ?? (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('22');
-};
-
-/** What the database found wrong with the input, in the client's words, by SQLSTATE (never the database's own text). */
-const INPUT_REASONS: Record<string, string> = {
-  '22021': 'a text value contains a NUL character or bytes that are not UTF-8',
-  '22P05': 'a text value contains a NUL character',
-  '22003': 'a number is out of range',
-  '22001': 'a text value is too long',
-  '22007': 'a date or time is not valid',
-  '22008': 'a date or time is out of range',
-  '22P02': 'a value is not in the form it must have',
-};
+export const isInvalidInputError = (err: unknown): boolean => invalidInputCode(err) !== null;
 
 /**
  * Yoga's `maskError`: a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
@@ -29,10 +16,10 @@ const INPUT_REASONS: Record<string, string> = {
  * @example createYoga({ maskedErrors: { maskError: maskFaultsNotInput } })
  */
 export function maskFaultsNotInput(error: unknown, message: string, isDev?: boolean): Error {
-  if (!isInvalidInputError(error)) return maskError(error, message, isDev);
-  const code = (error as { originalError?: { code?: string }; code?: string }).originalError?.code ?? (error as { code?: string }).code!;
+  const refusal = invalidInputMessage(error);
+  if (refusal === null) return maskError(error, message, isDev);
   const located = error as { nodes?: never; source?: never; positions?: never; path?: readonly (string | number)[] };
-  return createGraphQLError(`invalid input: ${INPUT_REASONS[code] ?? 'a value the database cannot store'}`, {
+  return createGraphQLError(refusal, {
     nodes: located.nodes,
     source: located.source,
     positions: located.positions,

@@ -77,7 +77,7 @@ export function createMetrics() {
     }),
     paymentWebhooks: new Counter({
       name: 'lastunit_payment_webhooks_total',
-      help: 'Payment webhooks received, by result (applied, duplicate, ignored, invalid)',
+      help: 'Payment webhooks received, by result (applied, duplicate, ignored, invalid, unprocessable)',
       labelNames: ['result'] as const,
       registers: [registry],
     }),

@@ -7,6 +7,7 @@ import type { AfterCommit } from '../common/after-commit.js';
 import { ChannelPayloadError, ChannelSignatureError, readDelivery } from '../channels/inbound.js';
 import { failed, type Result } from './errors.js';
 import type { OrderRecord } from './orders.js';
+import { invalidInputMessage } from '../common/invalid-input.js';
 
 export type { Channel, ChannelKind, Listing, Oversell };
 
@@ -140,7 +141,16 @@ export async function handleChannelWebhook(
     count('ignored');
     return { status: 200, body: { received: true, result: 'ignored' } };
   }
-  const r = await store.applyChannelEvent(deps.db, { channelId: channel.id, ...event });
+  let r;
+  try {
+    r = await store.applyChannelEvent(deps.db, { channelId: channel.id, ...event });
+  } catch (err) {
+    // a signed event the database cannot store (a NUL character in an id or a SKU...): 422, nothing recorded
+    const refusal = invalidInputMessage(err);
+    if (refusal === null) throw err;
+    count('unprocessable');
+    return { status: 422, body: { received: false, error: refusal } };
+  }
   if (r.kind === 'unknown_sku' || r.kind === 'mixed_currency') {
     count('unprocessable');
     const error = r.kind === 'unknown_sku' ? `no product with SKU ${r.sku}` : 'the lines mix currencies or exceed the largest total';

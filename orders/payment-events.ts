@@ -3,6 +3,7 @@ import { applyPaymentEvent, orderIdByProviderRef } from '../db/payments-store.js
 import { WebhookSignatureError, type Processor } from '../payments/processor.js';
 import type { Metrics } from '../common/metrics.js';
 import { isUuid } from './rules.js';
+import { invalidInputMessage } from '../common/invalid-input.js';
 
 /** The payment results that moved an order (and wrote its outbox rows); the others changed nothing. */
 export const isTransition = (kind: string) =>
@@ -18,7 +19,7 @@ export const unitsWentBack = (r: { kind: string; reclaimed?: boolean; order?: { 
     ? r.order?.lines.map((l) => l.sku)
     : undefined;
 
-export type WebhookAnswer = { status: 200 | 400 | 404; body: { received: boolean; result?: string; error?: string } };
+export type WebhookAnswer = { status: 200 | 400 | 404 | 422; body: { received: boolean; result?: string; error?: string } };
 
 /**
  * A payment webhook: verified first (signature + timestamp tolerance; a bad one is 400 with no effect), then the event id
@@ -42,16 +43,25 @@ export async function handlePaymentWebhook(
     deps.metrics.paymentWebhooks.inc({ result: 'invalid' });
     return { status: 400, body: { received: false, error: err.message } };
   }
-  // an event that names only the payment (a charge's payment_intent) is matched by identity, never by search
-  if (event.outcome && !event.orderId && event.providerRef) event.orderId = await orderIdByProviderRef(deps.db, event.providerRef);
-  if (!event.outcome || !event.orderId || !isUuid(event.orderId)) {
-    deps.metrics.paymentWebhooks.inc({ result: 'ignored' });
-    return { status: 200, body: { received: true, result: 'ignored' } };
+  let r;
+  try {
+    // an event that names only the payment (a charge's payment_intent) is matched by identity, never by search
+    if (event.outcome && !event.orderId && event.providerRef) event.orderId = await orderIdByProviderRef(deps.db, event.providerRef);
+    if (!event.outcome || !event.orderId || !isUuid(event.orderId)) {
+      deps.metrics.paymentWebhooks.inc({ result: 'ignored' });
+      return { status: 200, body: { received: true, result: 'ignored' } };
+    }
+    const outcome = event.outcome === 'canceled' ? 'cancelled' : event.outcome; // the processor confirms a cancel
+    r = await applyPaymentEvent(
+      deps.db, `payments:${provider}`, event.id, event.orderId, outcome, event.providerRef ?? null, event.reason ?? null, event.paymentKey ?? null, event.nextAction ?? null,
+    );
+  } catch (err) {
+    // a signed event the database cannot store (a NUL character in its id...): 422, nothing recorded; a fault throws on
+    const refusal = invalidInputMessage(err);
+    if (refusal === null) throw err;
+    deps.metrics.paymentWebhooks.inc({ result: 'unprocessable' });
+    return { status: 422, body: { received: false, error: refusal } };
   }
-  const outcome = event.outcome === 'canceled' ? 'cancelled' : event.outcome; // the processor confirms a cancel
-  const r = await applyPaymentEvent(
-    deps.db, `payments:${provider}`, event.id, event.orderId, outcome, event.providerRef ?? null, event.reason ?? null, event.paymentKey ?? null, event.nextAction ?? null,
-  );
   deps.metrics.paymentWebhooks.inc({ result: r.kind === 'duplicate' ? 'duplicate' : 'applied' });
   if (r.kind === 'compensate') deps.metrics.paymentCompensations.inc({ event: 'recorded' });
   if (isTransition(r.kind)) await deps.onOutboxWritten?.(unitsWentBack(r)); // the transition wrote outbox rows

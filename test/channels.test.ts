@@ -122,6 +122,20 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
     expect(await processed('channel:sig')).toBe(0);
   });
 
+  it('answers 422 to a signed event the database cannot store (a NUL character), with no effect', async () => {
+    await t.product('CH-NUL', 3);
+    const { webhookSecret } = await t.createChannel({ id: 'nul' });
+    for (const e of [
+      { eventId: 'e\u0000', externalOrderId: 'o1', lines: [{ sku: 'CH-NUL', quantity: 1 }] },
+      { eventId: 'e2', externalOrderId: 'o\u0000', lines: [{ sku: 'CH-NUL', quantity: 1 }] },
+    ]) {
+      const r = await t.sandboxEvent('nul', webhookSecret!, e);
+      expect([r.status, r.body.received, r.body.error]).toEqual([422, false, expect.stringMatching(/^invalid input: a text value contains a NUL character/)]);
+    }
+    expect(await t.inventory('CH-NUL')).toEqual({ available: 3, reserved: 0, sold: 0 });
+    expect(await processed('channel:nul')).toBe(0);
+  });
+
   it('refuses a body over the limit with 413 while it streams', async () => {
     const { webhookSecret } = await t.createChannel({ id: 'big' });
     const lines = Array.from({ length: 20_000 }, (_, i) => ({ sku: `SKU-${i}`, quantity: 1 }));

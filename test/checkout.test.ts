@@ -201,6 +201,24 @@ describe('confirmOrder', () => {
 });
 
 describe('a processor success for a held order', () => {
+  it('answers 422 to a signed event the database cannot store (a NUL character), and records nothing', async () => {
+    await t.product('WH-NUL', 1);
+    const id = await hold('WH-NUL');
+    const processed = async () => (await t.db.query(`SELECT count(*)::int AS n FROM processed_events`)).rows[0].n as number;
+    const before = await processed();
+    for (const event of [
+      { id: 'evt_nul_\u0000', type: 'payment.succeeded', orderId: id, providerRef: 'sbx_nul' },
+      { id: `evt_nul_ref_${id}`, type: 'payment.succeeded', orderId: id, providerRef: 'sbx_\u0000' },
+    ]) {
+      const body = JSON.stringify(event);
+      const a = await t.webhook(body, signPayload(body, SECRET));
+      expect([a.status, a.body]).toEqual([422, { received: false, error: 'invalid input: a text value contains a NUL character or bytes that are not UTF-8' }]);
+    }
+    expect(await processed()).toBe(before);
+    expect(await order(id)).toMatchObject({ status: 'RESERVED' });
+    expect(await t.inventory('WH-NUL')).toEqual({ available: 0, reserved: 1, sold: 0 });
+  });
+
   it('confirms a RESERVED order the same way (it used to be dropped)', async () => {
     await t.product('WH-HELD', 1);
     const id = await hold('WH-HELD');
