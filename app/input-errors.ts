@@ -5,9 +5,6 @@
 import { createGraphQLError, maskError, type YogaLogger } from 'graphql-yoga';
 import { invalidInputCode, invalidInputMessage } from '../common/invalid-input.js';
 
-/** PostgreSQL's "data exception" class (22xxx: invalid text, out of range, bad encoding...): the input's fault. */
-export const isInvalidInputError = (err: unknown): boolean => invalidInputCode(err) !== null;
-
 /**
  * Yoga's `maskError`: a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
  * says what was wrong with the input, in words of our own, at the field's path; every other error is masked as Yoga
@@ -41,9 +38,10 @@ export function demoteInputErrors(logger: YogaLogger): YogaLogger {
     warn: logger.warn.bind(logger),
     error: (...args: unknown[]) => {
       const err = args[0];
-      if (isInvalidInputError(err)) {
-        const original = (err as { originalError?: { code?: string; message?: string } }).originalError ?? (err as { code?: string; message?: string });
-        return logger.warn({ code: original.code, reason: original.message }, 'invalid input refused by the database');
+      const code = invalidInputCode(err);
+      if (code !== null) {
+        const original = (err as { originalError?: { message?: string } }).originalError ?? (err as { message?: string });
+        return logger.warn({ code, reason: original.message }, 'invalid input refused by the database');
       }
       return (logger.error as (...a: unknown[]) => void)(...args);
     },

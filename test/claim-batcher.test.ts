@@ -191,11 +191,10 @@ describe('place_orders: plain sales beside per-order claims (review findings)', 
   const req = (client: string, sku: string, n: number, o: { buyer?: string; hash?: string; key?: string } = {}) => ({
     clientId: client, customerId: `cust-${n}`, key: o.key ?? `k${n}`, hash: o.hash ?? `h${n}`, lines: [{ sku, quantity: 1 }], buyer: o.buyer ?? null, tokenHash: null,
   });
-  const run = placeBatch;
 
   it('keeps arrival order across both paths: a buyer twice in the batch (per-order claims) still wins the last unit when it came first', async () => {
     await t.product('MIX-1', 1);
-    const answers = await run([req('m1', 'MIX-1', 1, { buyer: 'b' }), req('m1', 'MIX-1', 2, { buyer: 'c' }), req('m1', 'MIX-1', 3, { buyer: 'b' })], 5);
+    const answers = await placeBatch([req('m1', 'MIX-1', 1, { buyer: 'b' }), req('m1', 'MIX-1', 2, { buyer: 'c' }), req('m1', 'MIX-1', 3, { buyer: 'b' })], 5);
     expect(answers.map((a) => [a.kind, a.order.rejection?.code ?? null])).toEqual([['placed', null], ['rejected', 'SOLD_OUT'], ['rejected', 'SOLD_OUT']]);
     expect(await t.inventory('MIX-1')).toEqual({ available: 0, reserved: 1, sold: 0 });
     const holds = await t.db.query(`SELECT buyer, active FROM buyer_holds WHERE client_id = 'm1' ORDER BY buyer`);
@@ -204,7 +203,7 @@ describe('place_orders: plain sales beside per-order claims (review findings)', 
 
   it('answers a key sent twice with two requests in one batch: the first to arrive is placed or refused, the other IDEMPOTENCY_KEY_REUSED', async () => {
     await t.product('MIX-2', 1);
-    const answers = await run([req('m2', 'MIX-2', 1), req('m2', 'MIX-2', 2), { ...req('m2', 'MIX-2', 2), hash: 'other' }], 0);
+    const answers = await placeBatch([req('m2', 'MIX-2', 1), req('m2', 'MIX-2', 2), { ...req('m2', 'MIX-2', 2), hash: 'other' }], 0);
     expect(answers.map((a) => a.kind)).toEqual(['placed', 'rejected', 'reused']);
     expect(answers[2].orderId).toBe(answers[1].order.id);
     const rejected = await t.db.query(`SELECT status, rejection->>'code' AS code FROM orders WHERE id = $1`, [answers[1].order.id]);
