@@ -13,7 +13,7 @@ import type { LivePubSub } from '../subscriptions/pubsub.js';
 import type { ProductCache } from '../subscriptions/availability-cache.js';
 import { apiKeyAuth, bearerMatcher, createCallerLookup, type AuthVariables } from './api-keys.js';
 import type { ApiKey } from '../common/caller.js';
-import type { Limits, OrderSettings } from '../common/config-fields.js';
+import type { Limits, OrderSettings } from '../common/config-sections.js';
 import type { AfterCommit } from '../common/after-commit.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';
@@ -49,9 +49,12 @@ export type AppDeps = {
   keys: ApiKey[];
   logger: YogaLogger;
   settings: OrderSettings;
-  limits?: Partial<Limits>;
-  /** the body limit of payment webhooks (default DEFAULT_WEBHOOK_MAX_BODY_BYTES) */
-  webhookMaxBodyBytes?: number;
+  limits: Limits;
+  /**
+   * Node host: the bounds of the payment and marketplace webhook routes (WEBHOOK_MAX_BODY_BYTES,
+   * WEBHOOK_TOLERANCE_SECONDS); absent (Workers): no webhook route
+   */
+  webhooks?: { maxBodyBytes: number; toleranceSeconds: number };
   /** when set, GET /metrics answers only `Authorization: Bearer <metricsToken>` (401 otherwise) */
   metricsToken?: string;
   /** production: introspection off */
@@ -85,12 +88,8 @@ export type AppDeps = {
    * cf-connecting-ip): the buyer of a `public` key (orders/buyer.ts). Absent or undefined: unknown.
    */
   clientIp?: (c: HonoContext<Env>) => string | undefined;
-  /**
-   * Marketplace channels (docs/channels.md): the webhook's signature tolerance and body limit, and whom to wake when a
-   * marketplace order left work for the pusher (an oversell's cancellation). Absent: 300 s, and the payment webhooks'
-   * body limit.
-   */
-  channels?: { toleranceSeconds?: number; maxBodyBytes?: number; onIncident?: () => void };
+  /** Marketplace channels (docs/channels.md): whom to wake when a marketplace order left work for the pusher (an oversell's cancellation) */
+  channels?: { onIncident?: () => void };
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
   graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
@@ -173,19 +172,19 @@ export function createApp(deps: AppDeps) {
     return c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType });
   });
   // Payments webhooks are a Node-host route (the processor and the reconciler live there).
-  if (typeof deps.db !== 'function')
-    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten, maxBodyBytes: deps.webhookMaxBodyBytes }));
+  if (deps.webhooks && typeof deps.db !== 'function')
+    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten, maxBodyBytes: deps.webhooks.maxBodyBytes }));
   // Marketplace order webhooks, also a Node-host route (the pusher that answers oversells lives there).
-  if (typeof deps.db !== 'function')
+  if (deps.webhooks && typeof deps.db !== 'function')
     app.route('/webhooks/channels', channelWebhooks({
       db: deps.db,
       metrics: deps.metrics,
       onOutboxWritten: deps.onOutboxWritten,
-      maxBodyBytes: deps.channels?.maxBodyBytes ?? deps.webhookMaxBodyBytes ?? 262_144,
-      toleranceSeconds: deps.channels?.toleranceSeconds ?? 300,
+      maxBodyBytes: deps.webhooks.maxBodyBytes,
+      toleranceSeconds: deps.webhooks.toleranceSeconds,
       onIncident: deps.channels?.onIncident,
     }));
-  app.use('/graphql', requestBodyLimit(deps.limits?.maxBodyBytes ?? 65_536));
+  app.use('/graphql', requestBodyLimit(deps.limits.maxBodyBytes));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   if (deps.clientIp) {
     const clientIp = deps.clientIp;

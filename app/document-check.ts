@@ -2,7 +2,7 @@
 // a request meets at call time, so a document that would be refused when called is refused when published instead.
 import { Kind, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { envelop, type Plugin } from 'graphql-yoga';
-import type { Limits } from '../common/config-fields.js';
+import type { Limits } from '../common/config-sections.js';
 import type { DocumentCheck, DocumentVerdict } from '../orders/partner-documents.js';
 import { useLimits } from './use-limits.js';
 
@@ -19,11 +19,11 @@ const coded = (e: { message: string; extensions?: Record<string, unknown> }) =>
   typeof e.extensions?.code === 'string' ? `${e.extensions.code}: ${e.message}` : e.message;
 
 /**
- * A check of one document body against `schema` and `limits` (the server's own useLimits plugin, so the defaults and
+ * A check of one document body against `schema` and `limits` (the server's own useLimits plugin, so the limits and
  * codes are the call-time ones): exactly one operation, valid, within depth, aliases, tokens, directives and cost.
  * @example const check = createDocumentCheck(schema, config.limits); check('{ product(sku: "A") { sku } }')
  */
-export function createDocumentCheck(schema: GraphQLSchema, limits: Partial<Limits> = {}): DocumentCheck {
+export function createDocumentCheck(schema: GraphQLSchema, limits: Omit<Limits, 'maxBodyBytes'>): DocumentCheck {
   const getEnveloped = envelop({ plugins: [graphqlEngine, useLimits(limits)] });
   return (body): DocumentVerdict => {
     const run = getEnveloped({});

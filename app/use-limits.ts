@@ -1,6 +1,6 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import type { Limits } from '../common/config-fields.js';
+import type { Limits } from '../common/config-sections.js';
 
 /** Stable codes of the operation-shape refusals, all answered with HTTP 400 (docs/edge.md, "Limits"). */
 export const LIMIT_CODES = {
@@ -28,16 +28,16 @@ const refuse = (code: string) => (ctx: Reporter, err: Error) => {
 /**
  * Depth, alias, token, directive and cost limits (graphql-armor), each refusal with a stable `extensions.code`.
  * Field suggestions are masked so a refused query does not map the schema for the caller.
- * @example createYoga({ plugins: [useLimits({ maxDepth: 8 })] })
+ * @example createYoga({ plugins: [useLimits(config.limits)] })
  */
-export function useLimits(options: Partial<Limits> = {}): Plugin {
+export function useLimits(limits: Omit<Limits, 'maxBodyBytes'>): Plugin {
   const common = { propagateOnRejection: false, exposeLimits: true };
   const armor = EnvelopArmorPlugin({
-    maxDepth: { n: options.maxDepth ?? 8, ...common, onReject: [refuse(LIMIT_CODES.depth)] },
-    maxAliases: { n: options.maxAliases ?? 15, ...common, onReject: [refuse(LIMIT_CODES.aliases)] },
-    maxTokens: { n: options.maxTokens ?? 1_000, ...common, onReject: [refuse(LIMIT_CODES.tokens)] },
+    maxDepth: { n: limits.maxDepth, ...common, onReject: [refuse(LIMIT_CODES.depth)] },
+    maxAliases: { n: limits.maxAliases, ...common, onReject: [refuse(LIMIT_CODES.aliases)] },
+    maxTokens: { n: limits.maxTokens, ...common, onReject: [refuse(LIMIT_CODES.tokens)] },
     maxDirectives: { n: 20, ...common, onReject: [refuse(LIMIT_CODES.directives)] },
-    costLimit: { maxCost: options.maxCost ?? 1_000, ...common, onReject: [refuse(LIMIT_CODES.cost)] },
+    costLimit: { maxCost: limits.maxCost, ...common, onReject: [refuse(LIMIT_CODES.cost)] },
     blockFieldSuggestion: { enabled: true },
   } as Parameters<typeof EnvelopArmorPlugin>[0]) as Plugin;
   const codes = new Set<string>(Object.values(LIMIT_CODES));

@@ -17,6 +17,7 @@ import { createChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { createMetrics } from '../common/metrics.js';
 import { createDb } from '../db/pool.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 export type Mode = { id: 'sync-15min' | 'immediate' | 'immediate+buf2'; label: string; syncEveryMin?: number; buffer: number };
 export const MODES: Mode[] = [
@@ -119,7 +120,7 @@ async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'admin
   const bdb = await createBenchDatabase({ adminUrl: o.adminUrl });
   const markets: MarketplaceSandbox[] = [];
   let srv: Awaited<ReturnType<typeof startServer>> | undefined;
-  const db = createDb({ connectionString: bdb.url, max: 4 });
+  const db = createDb({ connectionString: bdb.url, max: 4, timeouts: DEFAULTS.database.timeouts });
   const timers: NodeJS.Timeout[] = [];
   try {
     srv = await startServer({

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { createDb } from '../db/pool.js';
 import { migrate } from '../db/migrate.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 export type BenchDatabase = {
   /** connection string of the bench database (what the server and the baselines use) */
@@ -77,7 +78,7 @@ export async function createBenchDatabase(opts: { adminUrl?: string; log?: (s: s
     };
   }
   try {
-    const db = createDb({ connectionString: bdb.url, max: 1, applicationName: 'lastunit-bench' });
+    const db = createDb({ connectionString: bdb.url, max: 1, applicationName: 'lastunit-bench', timeouts: DEFAULTS.database.timeouts });
     try {
       await migrate(db);
       // Where the ceiling and naive baselines put their "reservation" rows: no FKs, one insert per claim.

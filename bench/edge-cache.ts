@@ -9,6 +9,7 @@ import { startLocalWorker, type LocalWorker } from '../kit/worker.js';
 import { persistedRequest } from '../kit/persisted.js';
 import { KEYS } from '../kit/keys.js';
 import { percentile } from '../kit/stats.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_EDGE_CONCURRENCY ?? 16);
@@ -55,7 +56,7 @@ async function main() {
   const scratch = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   const workers: LocalWorker[] = [];
   try {
-    const db = createDb({ connectionString: scratch.url, max: 2 });
+    const db = createDb({ connectionString: scratch.url, max: 2, timeouts: DEFAULTS.database.timeouts });
     await seedProducts(db, SKUS.map((sku) => ({ sku, name: `Bench ${sku}`, priceAmount: 1000, currency: 'USD', initialStock: 100 })));
     await db.end();
     const cached = await startLocalWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '2', EDGE_CACHE_SWR_SECONDS: '10' }, name: 'bench-cached' });

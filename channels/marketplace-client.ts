@@ -80,12 +80,12 @@ const CANCEL = `mutation Cancel($orderId: ID!, $key: String!) {
  * inventory item of a SKU and its location are looked up once and kept; the quantity last set is the compare-and-set
  * base, and a CHANGE_FROM_QUANTITY_STALE answer reads what Shopify has and sets again from that.
  */
-function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string): MarketplaceClient {
+function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string | undefined): MarketplaceClient {
   const items = new Map<string, { itemId: string; locationId: string; available: number | null }>();
   async function gql(query: string, variables: Record<string, unknown>): Promise<{ data?: any; throttledMs?: number; error?: string }> {
     const res = await call(c.endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-shopify-access-token': accessToken },
+      headers: { 'content-type': 'application/json', ...(accessToken ? { 'x-shopify-access-token': accessToken } : {}) },
       body: JSON.stringify({ query, variables }),
     }, timeoutMs);
     if ('error' in res) return { error: res.error };
@@ -154,9 +154,10 @@ function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string)
 }
 
 /**
- * The client for a channel's kind. `shopifyAccessToken`: the Admin API token SHOPIFY channels are called with.
+ * The client for a channel's kind. `shopifyAccessToken`: the Admin API token SHOPIFY channels are called with (absent:
+ * none is sent, and Shopify refuses the calls).
  * @example const client = marketplaceClient(channel, { timeoutMs: 5000 }); await client.push({ sku, quantity, version, previous }, key)
  */
 export function marketplaceClient(c: ChannelTarget, opts: { timeoutMs: number; shopifyAccessToken?: string }): MarketplaceClient {
-  return c.kind === 'SHOPIFY' ? shopifyClient(c, opts.timeoutMs, opts.shopifyAccessToken ?? '') : sandboxClient(c, opts.timeoutMs);
+  return c.kind === 'SHOPIFY' ? shopifyClient(c, opts.timeoutMs, opts.shopifyAccessToken) : sandboxClient(c, opts.timeoutMs);
 }

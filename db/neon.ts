@@ -15,15 +15,15 @@ export type NeonDbOptions = {
    * where Neon's own proxy (wss, TLS to PostgreSQL) is used.
    */
   wsProxy?: string;
-  max?: number;
+  max: number;
   retry?: RetryOptions;
   /** the same session bounds as db/pool.ts */
-  timeouts?: DbTimeouts;
+  timeouts: DbTimeouts;
 };
 
 /**
  * A Neon serverless pool as our Db. Create one per request in Workers and end it when the request is done.
- * @example const db = createNeonDb({ connectionString: env.DATABASE_URL }); ctx.waitUntil(db.end())
+ * @example const db = createNeonDb({ connectionString, max: 5, timeouts }); ctx.waitUntil(db.end())
  */
 export function createNeonDb(opts: NeonDbOptions): Db {
   if (opts.wsProxy) {
@@ -34,6 +34,6 @@ export function createNeonDb(opts: NeonDbOptions): Db {
     neonConfig.pipelineTLS = false;
     neonConfig.pipelineConnect = false;
   }
-  const pool = new Pool({ connectionString: opts.connectionString, max: opts.max ?? 5, ...timeoutOptions(opts.timeouts) });
+  const pool = new Pool({ connectionString: opts.connectionString, max: opts.max, ...timeoutOptions(opts.timeouts) });
   return wrapPool(pool as unknown as pg.Pool, opts.retry);
 }

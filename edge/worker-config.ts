@@ -1,79 +1,69 @@
-// The Worker's configuration, from its bindings (wrangler.toml [vars] and secrets), validated like the Node host's.
+// The Worker's configuration, from its bindings (wrangler.toml [vars] and secrets): the sections it shares with the
+// Node host (limits, orders, database timeouts) and its own, read by the same reader, every problem listed at once.
 import { z } from 'zod';
-import type { ApiKey } from '../common/caller.js';
-import {
-  ConfigError,
-  apiKeys,
-  databaseTimeoutFields,
-  holdLimitFields,
-  int,
-  limitsFields,
-  parseOrThrow,
-  shortKeyProblems,
-  toDatabaseTimeouts,
-  toLimits,
-  type DatabaseTimeouts,
-  type Limits,
-} from '../common/config-fields.js';
+import { apiKeys, int, oneOf, setting, text } from '../common/config-fields.js';
+import { ConfigError, configReader } from '../common/config-reader.js';
+import { databaseTimeoutSettings, limitSettings, orderSettings, shortKeyProblems } from '../common/config-sections.js';
 
 export { ConfigError };
 
-const workerSchema = z.object({
-  ...limitsFields,
-  ...holdLimitFields,
-  ...databaseTimeoutFields,
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (set it with `wrangler secret put DATABASE_URL`)'),
-  API_KEYS: apiKeys.refine((v) => v !== undefined, 'required (set it with `wrangler secret put API_KEYS`)'),
-  EDGE_CACHE_TTL_SECONDS: int(0, 2),
-  EDGE_CACHE_SWR_SECONDS: int(0, 10),
-  HOLD_TTL_SECONDS: int(1, 600),
-  IDEMPOTENCY_RETENTION_HOURS: int(1, 24),
-  MAX_LINE_QUANTITY: int(1, 100),
-  MAX_LINES: int(1, 50),
-  NEON_WS_PROXY: z.string().optional(),
-}).superRefine((c, ctx) => {
-  // The production profile holds on Workers whatever NODE_ENV says: a deployed worker is reachable by anyone. (It
-  // takes no payments and has no webhook route: placeOrder refuses `payment` there, so no payment setting applies.)
-  for (const message of shortKeyProblems(c.API_KEYS)) ctx.addIssue({ code: 'custom', path: ['API_KEYS'], message });
+const runtimeSettings = z.object({
+  nodeEnv: setting('NODE_ENV', oneOf(['development', 'production', 'test'], 'production')),
 });
 
-export type WorkerConfig = {
-  nodeEnv: 'development' | 'production' | 'test';
-  databaseUrl: string;
-  apiKeys: ApiKey[];
-  limits: Limits;
-  edgeCache: { ttlSeconds: number; staleWhileRevalidateSeconds: number };
-  holdTtlSeconds: number;
-  idempotencyRetentionHours: number;
-  maxLineQuantity: number;
-  maxLines: number;
-  /** active holds per buyer (I14); 0: no limit */
-  maxActiveHolds: number;
-  databaseTimeouts: DatabaseTimeouts;
+const databaseSettings = z.object({
+  url: setting(
+    'DATABASE_URL',
+    z
+      .string({ error: 'required (set it with `wrangler secret put DATABASE_URL`)' })
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (set it with `wrangler secret put DATABASE_URL`)'),
+  ),
   /** dev/test only: host:port of a plain WebSocket-to-TCP bridge instead of Neon's proxy */
-  neonWsProxy?: string;
-};
+  neonWsProxy: setting('NEON_WS_PROXY', text),
+  timeouts: databaseTimeoutSettings,
+});
 
 /**
- * The Worker's configuration from its bindings (wrangler.toml [vars] and secrets), validated like loadConfig.
+ * The API keys, always held to the production length whatever NODE_ENV says: a deployed worker is reachable by
+ * anyone. (It takes no payments and has no webhook route: placeOrder refuses `payment` there, so no payment setting
+ * applies.)
+ */
+const authSettings = z
+  .object({
+    apiKeys: setting(
+      'API_KEYS',
+      apiKeys.transform((keys, ctx) => {
+        if (keys) return keys;
+        ctx.addIssue({ code: 'custom', message: 'required (set it with `wrangler secret put API_KEYS`)' });
+        return z.NEVER;
+      }),
+    ),
+  })
+  .superRefine((s, ctx) => {
+    for (const message of shortKeyProblems(s.apiKeys)) ctx.addIssue({ code: 'custom', path: ['apiKeys'], message });
+  });
+
+/** Persisted public reads served from the Cache API (edge/edge-cache.ts). */
+const edgeCacheSettings = z.object({
+  ttlSeconds: setting('EDGE_CACHE_TTL_SECONDS', int(0, 2)),
+  staleWhileRevalidateSeconds: setting('EDGE_CACHE_SWR_SECONDS', int(0, 10)),
+});
+
+/**
+ * The Worker's configuration from its bindings, validated like loadConfig.
  * @example const config = loadWorkerConfig(env)
  */
-export function loadWorkerConfig(env: Record<string, unknown>): WorkerConfig {
-  const c = parseOrThrow(workerSchema, env);
-  return {
-    nodeEnv: c.NODE_ENV,
-    databaseUrl: c.DATABASE_URL,
-    apiKeys: c.API_KEYS!,
-    limits: toLimits(c),
-    edgeCache: { ttlSeconds: c.EDGE_CACHE_TTL_SECONDS, staleWhileRevalidateSeconds: c.EDGE_CACHE_SWR_SECONDS },
-    holdTtlSeconds: c.HOLD_TTL_SECONDS,
-    idempotencyRetentionHours: c.IDEMPOTENCY_RETENTION_HOURS,
-    maxLineQuantity: c.MAX_LINE_QUANTITY,
-    maxLines: c.MAX_LINES,
-    maxActiveHolds: c.MAX_ACTIVE_HOLDS,
-    databaseTimeouts: toDatabaseTimeouts(c),
-    neonWsProxy: c.NEON_WS_PROXY || undefined,
+export function loadWorkerConfig(env: Record<string, unknown>) {
+  const reader = configReader(env);
+  const config = {
+    runtime: reader.read(runtimeSettings),
+    database: reader.read(databaseSettings),
+    auth: reader.read(authSettings),
+    orders: reader.read(orderSettings),
+    limits: reader.read(limitSettings),
+    edgeCache: reader.read(edgeCacheSettings),
   };
+  reader.done();
+  return config;
 }
-
+export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;

@@ -22,6 +22,9 @@ const consoleLogger: YogaLogger = {
   error: (...a: unknown[]) => console.error(...a),
 };
 
+/** Connections of one request's pool: a request runs a few statements at once at most. */
+const POOL_SIZE = 5;
+
 /** Bindings do not change within an isolate: configuration is parsed and the app built once per isolate. */
 let isolate: { config: WorkerConfig; app: ReturnType<typeof createApp>['app'] } | undefined;
 
@@ -33,11 +36,11 @@ function setup(env: Record<string, unknown>) {
   const { app } = createApp({
     db: (c) => (c.env as { db: () => Db }).db(),
     metrics: noopMetrics(),
-    keys: config.apiKeys,
+    keys: config.auth.apiKeys,
     logger: consoleLogger,
-    production: config.nodeEnv === 'production',
+    production: config.runtime.nodeEnv === 'production',
     limits: config.limits,
-    settings: config,
+    settings: config.orders,
     // Cloudflare sets it from the connection; a client cannot forge it through Cloudflare (the public key's buyer)
     clientIp: (c) => c.req.header('cf-connecting-ip') || undefined,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
@@ -75,7 +78,9 @@ export default {
     // needs one) and ended once the response and every background task of this request (cache writes,
     // stale-while-revalidate refreshes) are done.
     let pool: Db | undefined;
-    const db = () => (pool ??= createNeonDb({ connectionString: app.config.databaseUrl, wsProxy: app.config.neonWsProxy, timeouts: app.config.databaseTimeouts }));
+    const { database } = app.config;
+    const db = () =>
+      (pool ??= createNeonDb({ connectionString: database.url, wsProxy: database.neonWsProxy, max: POOL_SIZE, timeouts: database.timeouts }));
     const tasks: Promise<unknown>[] = [];
     const requestCtx: ExecutionContext = {
       waitUntil: (p) => void tasks.push(p),

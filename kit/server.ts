@@ -3,8 +3,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { ROOT } from './root.js';
 
-/** The host's `lastunit listening on http://127.0.0.1:PORT/graphql` or the relay CLI's `lastunit relay running`. */
-export const READY = /lastunit listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql|lastunit relay running/;
+/**
+ * The host's `lastunit listening on <bound address> (<who can reach it>): http://127.0.0.1:PORT/graphql` or the relay
+ * CLI's `lastunit relay running`.
+ */
+export const READY = /lastunit listening on \S+ \([^)]*\): http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql|lastunit relay running/;
 
 export type ServerOptions = {
   /** the entry, relative to the repository root (default node/start.ts) */

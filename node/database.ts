@@ -7,15 +7,16 @@ import type { Config } from './config.js';
 import type { Metrics } from '../common/metrics.js';
 
 /**
- * The database a host runs on: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR/pg; migrated.
- * @example const { db, close } = await openDatabase(config, logger, metrics)
+ * The database a host runs on: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR/pg (where the configuration
+ * allows it: node/config-sections.ts); migrated.
+ * @example const { db, close } = await openDatabase(config.database, logger, metrics)
  */
-export async function openDatabase(config: Config, logger: Logger, metrics?: Metrics, poolSize = config.databasePoolSize) {
+export async function openDatabase(settings: Config['database'], logger: Logger, metrics?: Metrics, poolSize = settings.poolSize) {
   let embedded: EmbeddedDb | undefined;
-  let url = config.databaseUrl;
+  let url = settings.url;
   if (!url) {
     embedded = await startEmbeddedPostgres({
-      dir: path.join(config.dataDir, 'pg'),
+      dir: path.join(settings.dataDir, 'pg'),
       database: 'lastunit',
       onLog: (l) => logger.trace({ pg: l.trim() }),
       onWarn: (l) => logger.warn(l),
@@ -25,7 +26,7 @@ export async function openDatabase(config: Config, logger: Logger, metrics?: Met
   const db: Db = createDb({
     connectionString: url,
     max: poolSize,
-    timeouts: config.databaseTimeouts,
+    timeouts: settings.timeouts,
     retry: metrics ? { onRetry: (reason) => metrics.txRetries.inc({ reason }) } : {},
   });
   const applied = await migrate(db);

@@ -1,5 +1,5 @@
 // Every Node command-line entry (npm start, the workers, the sandbox, the migrator) starts and stops the same way.
-import { ConfigError } from '../common/config-fields.js';
+import { ConfigError } from '../common/config-reader.js';
 import { onShutdownSignal } from './shutdown.js';
 
 export type Running = {

@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { openDatabase } from './database.js';
 import { seedProducts } from '../db/catalog-store.js';
@@ -17,7 +18,7 @@ import { clientIpOf } from '../common/client-ip.js';
 import { diagnosticsRoute } from './diagnostics.js';
 import { redisRateLimitStore } from './rate-limit-redis.js';
 import { generateDemoKeys } from '../app/api-keys.js';
-import { ConfigError, type Config } from './config.js';
+import type { Config } from './config.js';
 import type { ApiKey } from '../common/caller.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
 import { livePage } from './live-page.js';
@@ -34,7 +35,16 @@ import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { useCompiledExecution } from './compiled-execution.js';
 
-export type NodeHost = { url: string; port: number; keys: ApiKey[]; embeddedDir?: string; stop: () => Promise<void> };
+export type NodeHost = {
+  /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
+  url: string;
+  /** the address and port the server bound, as the operating system reports them (e.g. 0.0.0.0:4000, [::1]:4000) */
+  bound: string;
+  port: number;
+  keys: ApiKey[];
+  embeddedDir?: string;
+  stop: () => Promise<void>;
+};
 
 /** Demo keys survive restarts (under DATA_DIR) so orders stay visible to the same demo client. */
 async function demoKeys(dataDir: string): Promise<ApiKey[]> {
@@ -58,27 +68,27 @@ async function demoKeys(dataDir: string): Promise<ApiKey[]> {
 /**
  * The Node host: database (embedded when DATABASE_URL is absent), migrations, payment processor (an in-process sandbox
  * unless configured otherwise), HTTP server, sweeper, reconciler and compensation worker.
- * @example const host = await startNodeHost(loadConfig(process.env))
+ * @example const host = await startNodeHost(loadConfig(process.env, apiHostNeeds))
  */
 export async function startNodeHost(config: Config): Promise<NodeHost> {
-  const logger = pino({ level: config.logLevel, base: { service: 'lastunit' } });
-  if (config.databaseUrl && !config.apiKeys) throw new ConfigError('invalid configuration:\n  API_KEYS: required when DATABASE_URL is set');
-
+  const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit' } });
+  const production = config.runtime.nodeEnv === 'production';
   const metrics = createMetrics();
-  const { db, url: databaseUrl, embedded, close } = await openDatabase(config, logger, metrics);
+  const { db, url: databaseUrl, embedded, close } = await openDatabase(config.database, logger, metrics);
   if (embedded) {
     const created = await seedProducts(db, DEMO_CATALOG);
     if (created) logger.info({ created }, 'demo catalog seeded');
   }
-  const keys = config.apiKeys ?? (await demoKeys(config.dataDir));
-  const payments = await wirePayments(config.payments);
+  const keys = config.auth.apiKeys ?? (await demoKeys(config.database.dataDir));
+  const payments = await wirePayments(config.payments, config.webhooks);
   // the marketplace sandbox and the demo channel, in development (before the pusher: it pushes to this start's port)
   const marketplace = config.channels.marketplaceSandbox ? await wireMarketplaceSandbox(db, logger) : undefined;
 
   // Live events: Redis pubsub + availability cache with REDIS_URL, in-process pubsub and no cache without.
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
-  const pubsub = createLivePubSub({ redis, prefix: config.redisKeyPrefix });
-  const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: config.cacheTtlSeconds, metrics, logger }) : undefined;
+  const { live } = config;
+  const redis = live.redisUrl ? connectRedis(live.redisUrl, live.redisKeyPrefix, logger, metrics) : undefined;
+  const pubsub = createLivePubSub({ redis, prefix: live.redisKeyPrefix });
+  const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: live.cacheTtlSeconds, metrics, logger }) : undefined;
   const notifyRelays = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
   // After a committed write: wake the relays, and drop this instance's cached figures of the SKUs it changed so its
   // own next read is fresh (read-your-writes); other instances converge through the relay's versioned updates.
@@ -107,58 +117,58 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
   const partnerDocuments = cachedPartnerDocuments();
   // With REDIS_URL the rate limits count across instances too (same Redis connection).
-  const rateLimitStore = redis ? redisRateLimitStore(redis.command, Date.now, config.redisKeyPrefix) : memoryRateLimitStore();
+  const rateLimitStore = redis ? redisRateLimitStore(redis.command, Date.now, live.redisKeyPrefix) : memoryRateLimitStore();
   const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
-  const keyLimit = rateLimit({ ...config.rateLimit, store: rateLimitStore, onStoreError });
-  const trustProxy = config.trustProxy;
+  const { rateLimits } = config;
+  const keyLimit = rateLimit({ limit: rateLimits.limit, windowSeconds: rateLimits.windowSeconds, store: rateLimitStore, onStoreError });
+  const trustProxy = config.http.trustProxy;
   const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
     db,
     metrics,
     keys,
     logger,
-    graphiql: config.nodeEnv !== 'production',
+    graphiql: !production,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; graphql-js runs it') })],
-    production: config.nodeEnv === 'production',
-    metricsToken: config.metricsToken,
-    webhookMaxBodyBytes: config.payments.webhookMaxBodyBytes,
+    production,
+    metricsToken: config.http.metricsToken,
+    webhooks: config.webhooks,
     limits: config.limits,
     rateLimit: keyLimit,
-    admitBuyer: buyerRateLimit({ limit: config.rateLimit.buyerLimit, windowSeconds: config.rateLimit.windowSeconds, store: rateLimitStore, onStoreError }),
+    admitBuyer: buyerRateLimit({ limit: rateLimits.buyerLimit, windowSeconds: rateLimits.windowSeconds, store: rateLimitStore, onStoreError }),
     clientIp: (c) => clientIpOf({ remoteAddress: getConnInfo(c).remote.address, forwardedFor: c.req.header('x-forwarded-for'), trustProxy }),
-    settings: config,
+    settings: config.orders,
     payments,
     pubsub,
     cache,
     onOutboxWritten,
-    channels: { toleranceSeconds: config.channels.webhookToleranceSeconds, onIncident: () => pusher?.wake() },
+    channels: { onIncident: () => pusher?.wake() },
   });
-  // The page gets the demo storefront key only when this host minted the demo keys; with API_KEYS it asks for one.
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
-  if (config.testDiagnostics && config.nodeEnv !== 'production') app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
+  if (config.http.testDiagnostics && !production) app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
+  // The page gets the demo public key only where this host minted the demo keys outside production; with API_KEYS,
+  // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
   app.route('/', livePage({
     listSkus: () => catalog!.listSkus(),
-    publicKey: config.apiKeys ? undefined : keys.find((k) => k.role === 'public')?.key,
+    publicKey: config.auth.apiKeys || production ? undefined : keys.find((k) => k.role === 'public')?.key,
     channelListings: (sku) => channels!.listingsOfSku(sku),
     lookupCaller,
   }));
   const stopSweeper = startSweeper(db, metrics, {
-    intervalMs: config.sweepIntervalMs,
-    retentionIntervalMs: config.retention.intervalMs,
-    retention: config.retention,
+    ...config.sweeper,
     onOutboxWritten,
     onError: (err) => logger.error({ err }, 'sweeper failed; retrying next tick'),
   });
   let relayErrorLogged = 0;
-  const stopRelay = config.relay
+  const stopRelay = live.relay
     ? startRelay({
         db,
         pubsub,
         metrics,
         cache,
-        batchSize: config.relayBatchSize,
+        batchSize: live.relayBatchSize,
         listenUrl: databaseUrl,
-        pollMs: config.relayPollMs,
+        pollMs: live.relayPollMs,
         onError: (err) => {
           // at most one line per 10 s while e.g. Redis is down: the rows wait in the outbox
           if (Date.now() - relayErrorLogged > 10_000) {
@@ -175,22 +185,23 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   );
 
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port: config.http.port, hostname: config.http.host }, () => resolve(s));
   });
   const ws = attachGraphqlWs(server as any, {
     yoga,
     lookupCaller,
-    isProd: config.nodeEnv === 'production',
+    isProd: production,
     context: { orders, catalog, partners, channels },
     maxPayloadBytes: config.limits.maxBodyBytes,
-    ...config.ws,
+    ...live.sockets,
     clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy }),
     admit: keyLimit.count,
   });
   socketStats = ws.stats;
-  const port = (server.address() as { port: number }).port;
-  // a wildcard or loopback address is reached here as 127.0.0.1; a specific one by itself
-  const reachAt = ['0.0.0.0', '::', '[::]', 'localhost', '::1', '[::1]'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const { address, family, port } = server.address() as AddressInfo;
+  const shown = family === 'IPv6' ? `[${address}]` : address;
+  // a wildcard address is reached from this machine as 127.0.0.1; a specific one (loopback or not) by itself
+  const reachAt = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : shown;
   const url = `http://${reachAt}:${port}`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
   marketplace?.setWebhookUrl(url);
@@ -206,5 +217,5 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await redis?.close();
       await close();
     })());
-  return { url, port, keys, embeddedDir: embedded?.dir, stop };
+  return { url, bound: `${shown}:${port}`, port, keys, embeddedDir: embedded?.dir, stop };
 }

@@ -8,7 +8,7 @@ void runEntry({
   config: loadConfig,
   oneShot: true,
   async start(config) {
-    const { close } = await openDatabase(config, pino({ level: 'info' }), undefined, 1);
+    const { close } = await openDatabase(config.database, pino({ level: 'info' }), undefined, 1);
     return { lines: ['database is up to date'], stop: close };
   },
 });

@@ -1,4 +1,4 @@
-import type { PaymentsConfig } from './config.js';
+import type { Config } from './config.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';
 import { sandboxProcessor } from '../payments/sandbox-client.js';
@@ -14,23 +14,25 @@ export type PaymentsWiring = {
   stop(): Promise<void>;
 };
 
+/** What the domain's payment step is given, from the payments section. */
+export const paymentSettingsOf = (c: Config['payments']): PaymentSettings => ({
+  deadlineSeconds: c.deadlineSeconds,
+  maxPendingSeconds: c.maxPendingSeconds,
+  actionTimeoutSeconds: c.actionTimeoutSeconds,
+  // a request that held the key this long without finishing is dead (it would have timed out at the processor)
+  recoverySeconds: Math.max(1, Math.ceil((c.timeoutMs * 2) / 1000)),
+  pauseBeforeAuthorizeMs: c.faultPauseBeforeAuthorizeMs,
+});
+
 /**
  * The processor PAYMENT_PROVIDER selects: Stripe, a separately run sandbox (SANDBOX_PAYMENTS_URL), or a sandbox started
  * in this process on a free port.
- * @example const payments = await wirePayments(config.payments)
+ * @example const payments = await wirePayments(config.payments, config.webhooks)
  */
-export async function wirePayments(c: PaymentsConfig): Promise<PaymentsWiring> {
-  const settings: PaymentSettings = {
-    deadlineSeconds: c.deadlineSeconds,
-    maxPendingSeconds: c.maxPendingSeconds,
-    actionTimeoutSeconds: c.actionTimeoutSeconds,
-    capture: c.capture,
-    // a request that held the key this long without finishing is dead (it would have timed out at the processor)
-    recoverySeconds: Math.max(1, Math.ceil((c.timeoutMs * 2) / 1000)),
-    pauseBeforeAuthorizeMs: c.faultPauseBeforeAuthorizeMs,
-  };
+export async function wirePayments(c: Config['payments'], webhooks: Config['webhooks']): Promise<PaymentsWiring> {
+  const settings = paymentSettingsOf(c);
   if (c.provider === 'stripe') {
-    const processor = stripeProcessor({ secretKey: c.stripeSecretKey!, webhookSecret: c.stripeWebhookSecret!, timeoutMs: c.timeoutMs, webhookToleranceSeconds: c.webhookToleranceSeconds });
+    const processor = stripeProcessor({ secretKey: c.stripeSecretKey!, webhookSecret: c.stripeWebhookSecret!, timeoutMs: c.timeoutMs, webhookToleranceSeconds: webhooks.toleranceSeconds });
     return { processor, settings, setWebhookUrl: () => {}, stop: async () => {} };
   }
   const sandbox = c.sandboxUrl ? undefined : await startSandbox({ webhookSecret: c.webhookSecret });
@@ -38,7 +40,7 @@ export async function wirePayments(c: PaymentsConfig): Promise<PaymentsWiring> {
     url: c.sandboxUrl ?? sandbox!.url,
     timeoutMs: c.timeoutMs,
     webhookSecret: c.webhookSecret,
-    webhookToleranceSeconds: c.webhookToleranceSeconds,
+    webhookToleranceSeconds: webhooks.toleranceSeconds,
   });
   return {
     processor,

@@ -1,7 +1,7 @@
 // `npm run worker:relay`: the outbox relay alone (set RELAY=off on the API instances to run it only here).
 // Needs DATABASE_URL; with REDIS_URL it publishes to Redis pubsub and keeps the availability cache fresh.
 import pino from 'pino';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { createDb } from '../db/pool.js';
 import { createMetrics } from '../common/metrics.js';
 import { connectRedis } from '../subscriptions/redis.js';
@@ -11,27 +11,28 @@ import { startRelay } from '../subscriptions/relay.js';
 import { runEntry } from './entry.js';
 
 void runEntry({
-  config(env) {
-    const config = loadConfig(env);
-    if (!config.databaseUrl) throw new ConfigError('invalid configuration:\n  DATABASE_URL: required by the relay worker');
-    return { ...config, databaseUrl: config.databaseUrl };
-  },
+  config: (env) =>
+    loadConfig(env, (c, problem) => {
+      if (!c.database.url) problem('DATABASE_URL', 'required by the relay worker');
+    }),
   async start(config) {
-    const logger = pino({ level: config.logLevel, base: { service: 'lastunit-relay' } });
+    const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit-relay' } });
     const metrics = createMetrics();
-    const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'lastunit-relay', timeouts: config.databaseTimeouts });
-    const redis = config.redisUrl ? connectRedis(config.redisUrl, config.redisKeyPrefix, logger, metrics) : undefined;
+    const { live } = config;
+    const url = config.database.url!; // required above
+    const db = createDb({ connectionString: url, max: 2, applicationName: 'lastunit-relay', timeouts: config.database.timeouts });
+    const redis = live.redisUrl ? connectRedis(live.redisUrl, live.redisKeyPrefix, logger, metrics) : undefined;
     if (!redis) logger.warn('no REDIS_URL: events are published in this process only, which no API instance hears');
-    const pubsub = createLivePubSub({ redis, prefix: config.redisKeyPrefix });
-    const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: config.cacheTtlSeconds, metrics, logger }) : undefined;
+    const pubsub = createLivePubSub({ redis, prefix: live.redisKeyPrefix });
+    const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: live.cacheTtlSeconds, metrics, logger }) : undefined;
     const stop = startRelay({
       db,
       pubsub,
       metrics,
       cache,
-      batchSize: config.relayBatchSize,
-      listenUrl: config.databaseUrl,
-      pollMs: config.relayPollMs,
+      batchSize: live.relayBatchSize,
+      listenUrl: url,
+      pollMs: live.relayPollMs,
       onError: (err) => logger.warn({ err }, 'relay batch failed; retrying'),
     });
     return {

@@ -1,19 +1,27 @@
 // `npm start`: the Node host. Reads the configuration once, starts everything, stops cleanly on SIGINT/SIGTERM.
-import { loadConfig } from './config.js';
+import { apiHostNeeds, isLoopbackHost, loadConfig } from './config.js';
 import { startNodeHost } from './host.js';
 import { runEntry } from './entry.js';
 
+/** A key shown in a production start: its last 4 characters only (the whole key is in DATA_DIR/demo-keys.json). */
+const masked = (key: string) => `...${key.slice(-4)}`;
+
 void runEntry({
-  config: loadConfig,
+  config: (env) => loadConfig(env, apiHostNeeds),
   async start(config) {
     const host = await startNodeHost(config);
+    const address = host.bound.replace(/:\d+$/, '');
+    const scope = isLoopbackHost(address) ? 'this machine only' : /^(0\.0\.0\.0|\[::\])$/.test(address) ? 'every address' : 'this address';
     const lines = [
-      `lastunit listening on ${host.url}/graphql  (health: ${host.url}/healthz, metrics: ${host.url}/metrics)`,
+      `lastunit listening on ${host.bound} (${scope}): ${host.url}/graphql  (health: ${host.url}/healthz, metrics: ${host.url}/metrics)`,
       host.embeddedDir ? `database: embedded PostgreSQL in ${host.embeddedDir}, demo catalog loaded` : 'database: DATABASE_URL',
     ];
-    if (!config.apiKeys) {
-      lines.push(`demo API keys (kept in ${config.dataDir}/demo-keys.json):`);
-      for (const k of host.keys) lines.push(`  ${k.role.padEnd(10)} ${k.key}`);
+    if (!config.auth.apiKeys) {
+      const production = config.runtime.nodeEnv === 'production';
+      const file = `${config.database.dataDir}/demo-keys.json`;
+      // a production demo box (EMBEDDED_DATABASE=allow) never prints a whole key: logs travel further than the box
+      lines.push(production ? `demo API keys (EMBEDDED_DATABASE=allow; the whole keys are in ${file} only):` : `demo API keys (kept in ${file}):`);
+      for (const k of host.keys) lines.push(`  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}`);
     }
     return { lines, stop: host.stop };
   },

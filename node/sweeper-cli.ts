@@ -10,16 +10,11 @@ import { runEntry } from './entry.js';
 void runEntry({
   config: loadConfig,
   async start(config) {
-    const logger = pino({ level: config.logLevel, base: { service: 'lastunit-sweeper' } });
+    const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit-sweeper' } });
     const metrics = createMetrics();
-    const { db, close } = await openDatabase(config, logger, metrics, 2);
-    const stop = startSweeper(db, metrics, {
-      intervalMs: config.sweepIntervalMs,
-      retentionIntervalMs: config.retention.intervalMs,
-      retention: config.retention,
-      onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick'),
-    });
-    logger.info({ intervalMs: config.sweepIntervalMs }, 'sweeper running');
+    const { db, close } = await openDatabase(config.database, logger, metrics, 2);
+    const stop = startSweeper(db, metrics, { ...config.sweeper, onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick') });
+    logger.info({ intervalMs: config.sweeper.intervalMs }, 'sweeper running');
     return {
       stop: async () => {
         await stop();

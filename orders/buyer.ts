@@ -3,9 +3,6 @@
 // sends, so there the buyer is the client's address.
 import type { Caller } from '../common/caller.js';
 
-/** MAX_ACTIVE_HOLDS when a host does not say: a shopper rarely has more than a few carts in flight. */
-export const DEFAULT_MAX_ACTIVE_HOLDS = 5;
-
 /**
  * The buyer a placeOrder counts against: `customer:<id>` for storefront, partner and admin keys, `ip:<address>` for
  * public keys (`ip:unknown` when the host could not tell, so such callers share one budget rather than none).

@@ -4,7 +4,7 @@ import * as store from '../db/orders-store.js';
 import type { OrderRecord } from '../db/orders-store.js';
 import type { AfterCommit } from '../common/after-commit.js';
 import type { Metrics } from '../common/metrics.js';
-import type { OrderSettings } from '../common/config-fields.js';
+import type { OrderSettings } from '../common/config-sections.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from './payment-step.js';
 import { createPlaceOrder } from './place-order.js';

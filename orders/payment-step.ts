@@ -9,25 +9,20 @@ export type PaymentSettings = {
   deadlineSeconds: number;
   /** a key PROCESSING for longer than this belongs to a dead request: retries replay the order instead of waiting */
   recoverySeconds: number;
-  /** PAYMENT_MAX_PENDING_SECONDS: an attempt still undecided after this is cancelled at the processor, then released (default 3600) */
-  maxPendingSeconds?: number;
-  /** PAYMENT_ACTION_TIMEOUT_SECONDS: the same bound while the shopper is asked to act (3-D Secure; default 900) */
-  actionTimeoutSeconds?: number;
-  /** PAYMENT_CAPTURE: `on_confirm` (default) captures every confirmed payment; `manual` waits for an admin captureOrder */
-  capture?: 'on_confirm' | 'manual';
-  /** test-only fault injection: sleep between the hold and the authorization */
-  pauseBeforeAuthorizeMs?: number;
+  /** PAYMENT_MAX_PENDING_SECONDS: an attempt still undecided after this is cancelled at the processor, then released */
+  maxPendingSeconds: number;
+  /** PAYMENT_ACTION_TIMEOUT_SECONDS: the same bound while the shopper is asked to act (3-D Secure) */
+  actionTimeoutSeconds: number;
+  /** test-only fault injection: sleep between the hold and the authorization (0: none) */
+  pauseBeforeAuthorizeMs: number;
 };
 export type PaymentDeps = { db: Db; metrics: Metrics; processor: Processor; settings: PaymentSettings };
-
-export const DEFAULT_MAX_PENDING_SECONDS = 3600;
-export const DEFAULT_ACTION_TIMEOUT_SECONDS = 900;
 
 /** The bounds every new attempt is stored with. */
 export const attemptBounds = (s: PaymentSettings): store.AttemptBounds => ({
   deadlineSeconds: s.deadlineSeconds,
-  maxPendingSeconds: s.maxPendingSeconds ?? DEFAULT_MAX_PENDING_SECONDS,
-  actionTimeoutSeconds: s.actionTimeoutSeconds ?? DEFAULT_ACTION_TIMEOUT_SECONDS,
+  maxPendingSeconds: s.maxPendingSeconds,
+  actionTimeoutSeconds: s.actionTimeoutSeconds,
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

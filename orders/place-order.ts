@@ -5,13 +5,13 @@ import type { OrderRecord } from '../db/orders-store.js';
 import { retryReason } from '../db/retry.js';
 import type { AfterCommit } from '../common/after-commit.js';
 import type { Metrics } from '../common/metrics.js';
-import type { OrderSettings } from '../common/config-fields.js';
+import type { OrderSettings } from '../common/config-sections.js';
 import type { Processor } from '../payments/processor.js';
 import { refuse, rejectionOf, type DomainError } from './errors.js';
 import { requestFingerprint, validatePayment, validatePlaceOrder, type LineInput, type PaymentInput } from './rules.js';
 import { createClaimBatcher } from './claim-batcher.js';
 import { payForOrder, type PaymentSettings } from './payment-step.js';
-import { buyerOf, DEFAULT_MAX_ACTIVE_HOLDS } from './buyer.js';
+import { buyerOf } from './buyer.js';
 import type { Caller } from '../common/caller.js';
 
 /** SQLSTATEs of a database that is stuck or overloaded, not of a bad request: 55P03 lock_timeout, 57014 statement_timeout. */
@@ -40,7 +40,7 @@ const refused = (errors: DomainError[], order: OrderRecord | null = null, replay
 export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWritten }: PlaceOrderDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
   type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours' | 'maxActiveHolds'>;
-  const maxActiveHolds = settings.maxActiveHolds ?? DEFAULT_MAX_ACTIVE_HOLDS;
+  const { maxActiveHolds } = settings;
   const ttl = { holdTtlSeconds: settings.holdTtlSeconds, retentionHours: settings.idempotencyRetentionHours, maxActiveHolds };
   /** time in the claiming transaction (one round trip, retries included) */
   const timed = async <T>(f: () => Promise<T>): Promise<T> => {
@@ -59,14 +59,14 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
           ? [await store.placeOrder(db, { ...claims[0]!, ...ttl })]
           : store.placeOrders(db, claims, ttl.holdTtlSeconds, ttl.retentionHours, maxActiveHolds),
       ),
-    maxInFlight: settings.claimBatchesInFlight ?? 1,
+    maxInFlight: settings.claimBatchesInFlight,
     onBatch: (n) => metrics.claimBatchSize.observe(n),
     // lock/statement timeouts and connection failures concern every request alike: no point repeating each alone
     isolate: (err) => !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) && !retryReason(err),
   });
   // Orders with a payment keep their key PROCESSING through the payment step; they take the direct path, and so does
   // every order with batching off (CLAIM_BATCHING=off: the races are decided by PostgreSQL alone).
-  const batching = settings.claimBatching ?? true;
+  const batching = settings.claimBatching;
   const claim = (c: Claim): Promise<store.PlaceOrderRow> =>
     batching && c.lines.length === 1 && !c.payment
       ? batcher(c.lines[0]!.sku, JSON.stringify([c.clientId, c.customerId, c.key]), c)

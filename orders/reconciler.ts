@@ -36,8 +36,6 @@ type ReconcilerDeps = {
   metrics: Metrics;
   processor: Processor;
   onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
-  /** PAYMENT_CAPTURE: on_confirm (default) captures confirmed payments in the same loop; manual leaves them to captureOrder */
-  capture?: 'on_confirm' | 'manual';
 };
 export type { ReconcilerDeps };
 
@@ -105,13 +103,14 @@ export async function reconcileOnce(deps: ReconcilerDeps, opts: ReconcilerOption
 
 /** The reconciler and the compensation worker as background loops of the Node host. Returns a stop function. */
 export function startReconciler(
-  deps: ReconcilerDeps,
+  /** capture (PAYMENT_CAPTURE): on_confirm captures confirmed payments in the same loop; manual leaves them to captureOrder */
+  deps: ReconcilerDeps & { capture: 'on_confirm' | 'manual' },
   opts: ReconcilerOptions & { intervalMs: number; onError?: (err: unknown) => void },
 ) {
   const onError = opts.onError ?? (() => {});
   return every(opts.intervalMs, async () => {
     await reconcileOnce(deps, opts);
     await compensateOnce(deps);
-    if ((deps.capture ?? 'on_confirm') === 'on_confirm') await captureOnce(deps);
+    if (deps.capture === 'on_confirm') await captureOnce(deps);
   }, onError);
 }

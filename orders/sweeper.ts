@@ -9,14 +9,13 @@ export type SweeperOptions = {
   batchSize?: number;
   onError?: (err: unknown) => void;
   onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
-  /** how often the retention jobs run (default: every minute, or every intervalMs when that is longer) */
-  retentionIntervalMs?: number;
-  retention?: RetentionOptions;
+  /** how often the retention jobs run */
+  retentionIntervalMs: number;
+  retention: RetentionOptions;
 };
 
 /** What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays` (30+). */
 export type RetentionOptions = { outboxHours: number; processedEventsDays: number };
-export const DEFAULT_RETENTION: RetentionOptions = { outboxHours: 24, processedEventsDays: 30 };
 
 /**
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
@@ -50,7 +49,7 @@ export async function cleanupKeysOnce(db: Db, metrics: Metrics, batchSize = 1000
  * batches until none is left. Returns how many rows of each it deleted.
  * @example await retentionOnce(db, metrics, { outboxHours: 24, processedEventsDays: 30 })
  */
-export async function retentionOnce(db: Db, metrics: Metrics, retention: RetentionOptions = DEFAULT_RETENTION, batchSize = 1000) {
+export async function retentionOnce(db: Db, metrics: Metrics, retention: RetentionOptions, batchSize = 1000) {
   const drain = async (batch: () => Promise<number>) => {
     let total = 0;
     for (;;) {
@@ -71,7 +70,7 @@ export async function retentionOnce(db: Db, metrics: Metrics, retention: Retenti
 export function startSweeper(db: Db, metrics: Metrics, opts: SweeperOptions) {
   const onError = opts.onError ?? (() => {});
   const stopSweep = every(opts.intervalMs, () => sweepOnce(db, metrics, opts.batchSize, opts.onOutboxWritten), onError);
-  const stopCleanup = every(opts.retentionIntervalMs ?? Math.max(opts.intervalMs, 60_000), () => retentionOnce(db, metrics, opts.retention), onError);
+  const stopCleanup = every(opts.retentionIntervalMs, () => retentionOnce(db, metrics, opts.retention), onError);
   return async () => {
     await Promise.all([stopSweep(), stopCleanup()]);
   };

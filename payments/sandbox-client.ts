@@ -7,7 +7,8 @@ export type SandboxClientOptions = {
   url: string;
   timeoutMs: number;
   webhookSecret: string;
-  webhookToleranceSeconds?: number;
+  /** WEBHOOK_TOLERANCE_SECONDS: signed timestamps further from now are refused */
+  webhookToleranceSeconds: number;
 };
 
 /**
@@ -73,7 +74,7 @@ export function sandboxProcessor(opts: SandboxClientOptions): Processor {
     },
 
     async verifyWebhook(rawBody: string, headers: Headers): Promise<PaymentEvent> {
-      verifySignature(rawBody, headers.get(SIGNATURE_HEADER), opts.webhookSecret, opts.webhookToleranceSeconds ?? 300);
+      verifySignature(rawBody, headers.get(SIGNATURE_HEADER), opts.webhookSecret, opts.webhookToleranceSeconds);
       let e: { id?: unknown; type?: unknown; orderId?: unknown; paymentKey?: unknown; providerRef?: unknown; reason?: unknown; nextAction?: unknown };
       try {
         e = JSON.parse(rawBody);

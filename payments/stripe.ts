@@ -6,7 +6,8 @@ export type StripeProcessorOptions = {
   secretKey: string;
   webhookSecret: string;
   timeoutMs: number;
-  webhookToleranceSeconds?: number;
+  /** WEBHOOK_TOLERANCE_SECONDS: signed timestamps further from now are refused */
+  webhookToleranceSeconds: number;
   /** another API endpoint (tests point it at a local server answering Stripe's documented bodies) */
   api?: { host: string; port: number; protocol: 'http' | 'https' };
 };
@@ -109,7 +110,7 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
     async verifyWebhook(rawBody: string, headers: Headers): Promise<PaymentEvent> {
       let event: Stripe.Event;
       try {
-        event = stripe.webhooks.constructEvent(rawBody, headers.get('stripe-signature') ?? '', opts.webhookSecret, opts.webhookToleranceSeconds ?? 300);
+        event = stripe.webhooks.constructEvent(rawBody, headers.get('stripe-signature') ?? '', opts.webhookSecret, opts.webhookToleranceSeconds);
       } catch (err) {
         throw new WebhookSignatureError((err as Error).message);
       }

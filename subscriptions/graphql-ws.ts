@@ -22,13 +22,13 @@ export type GraphqlWsOptions = {
   /** the rest of the GraphQL context (the Node host's orders and catalog), as yoga.fetch gets it over HTTP */
   context?: Record<string, unknown>;
   /** largest message a client may send, in bytes (MAX_BODY_BYTES); a larger frame closes the socket with 1009 */
-  maxPayloadBytes?: number;
+  maxPayloadBytes: number;
   /** MAX_SUBSCRIPTIONS_PER_SOCKET: more on one socket are refused with TOO_MANY_SUBSCRIPTIONS */
-  maxSubscriptionsPerSocket?: number;
+  maxSubscriptionsPerSocket: number;
   /** MAX_SOCKETS_PER_CLIENT: open sockets per API client (server-side keys); past it 4429 */
-  maxSocketsPerClient?: number;
+  maxSocketsPerClient: number;
   /** MAX_SOCKETS_PER_IP: open sockets per client address on a `public` key (each browser is its own client); past it 4429 */
-  maxSocketsPerIp?: number;
+  maxSocketsPerIp: number;
   /** the client's address for this upgrade request (the connection, or X-Forwarded-For under TRUST_PROXY) */
   clientIp?: (req: IncomingMessage) => string | undefined;
   /** counts one connection or subscription against the caller's per-key rate limit, as HTTP requests are */
@@ -76,13 +76,13 @@ const refusal = (code: string, message: string, extensions: Record<string, unkno
  * most `maxSubscriptionsPerSocket` at a time, each counted against the key's rate limit. Operations run through Yoga's
  * envelop (same schema, context, masked errors as HTTP); identical subscriptions of one client share one execution
  * per event. `stats()` says what it holds (sockets, subscriptions, shared executions).
- * @example const ws = attachGraphqlWs(server, { yoga, lookupCaller }); ...; await ws.dispose()
+ * @example const ws = attachGraphqlWs(server, { yoga, lookupCaller, ...config.live.sockets, maxPayloadBytes }); await ws.dispose()
  */
 export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   const path = opts.path ?? '/graphql';
   const roles = opts.roles ?? ['public', 'storefront', 'admin'];
-  const maxSubscriptions = opts.maxSubscriptionsPerSocket ?? 100;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayloadBytes ?? 65_536 });
+  const maxSubscriptions = opts.maxSubscriptionsPerSocket;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayloadBytes });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (pathname !== path) {
@@ -140,7 +140,7 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
         }
         const perIp = caller.role === 'public';
         const owner = perIp ? `ip:${ip ?? 'unknown'}` : `client:${caller.clientId}`;
-        const max = perIp ? (opts.maxSocketsPerIp ?? 32) : (opts.maxSocketsPerClient ?? 100);
+        const max = perIp ? opts.maxSocketsPerIp : opts.maxSocketsPerClient;
         if ((sockets.get(owner) ?? 0) >= max) {
           ctx.extra.socket.close(TOO_MANY, perIp ? 'Too many sockets from this address' : 'Too many sockets for this API client');
           return false;

@@ -9,7 +9,8 @@ export type RelayDeps = {
   pubsub: LivePubSub;
   metrics: Metrics;
   cache?: ProductCache;
-  batchSize?: number;
+  /** outbox rows per relay transaction (RELAY_BATCH_SIZE) */
+  batchSize: number;
   /** test hook: runs after a batch was published and before it is marked, e.g. to crash mid-batch */
   afterPublish?: (events: OutboxEvent[]) => Promise<void> | void;
 };
@@ -34,12 +35,12 @@ function toMessages(events: OutboxEvent[]): Parameters<LivePubSub['publishMany']
  * Drains the outbox: batch after batch until one comes back empty. Each batch is claimed with SKIP LOCKED, published,
  * then marked (publishOutboxBatch), so several relays share the work and a crash between publish and mark only
  * republishes (at least once; clients drop repeats by version).
- * @example await relayOnce({ db, pubsub, metrics })
+ * @example await relayOnce({ db, pubsub, metrics, batchSize: 200 })
  */
 export async function relayOnce(deps: RelayDeps): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await publishOutboxBatch(deps.db, deps.batchSize ?? 200, async (events) => {
+    const n = await publishOutboxBatch(deps.db, deps.batchSize, async (events) => {
       await deps.pubsub.publishMany(toMessages(events)); // one round trip per batch
       await deps.afterPublish?.(events);
       for (const e of events) deps.metrics.outboxPublished.inc({ topic: e.topic });

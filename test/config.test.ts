@@ -5,20 +5,17 @@ import { loadConfig, loadSandboxConfig, ConfigError } from '../node/config.js';
 describe('configuration', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
-      port: 4000,
-      databaseUrl: undefined,
-      apiKeys: undefined,
-      holdTtlSeconds: 600,
-      sweepIntervalMs: 1000,
-      idempotencyRetentionHours: 24,
-      maxLineQuantity: 100,
-      maxLines: 50,
+      http: { port: 4000, host: '127.0.0.1' },
+      database: { url: undefined, embedded: 'allow', dataDir: '.data', poolSize: 20 },
+      auth: { apiKeys: undefined },
+      orders: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLineQuantity: 100, maxLines: 50 },
+      sweeper: { intervalMs: 1000, retentionIntervalMs: 60_000, retention: { outboxHours: 24, processedEventsDays: 30 } },
+      webhooks: { toleranceSeconds: 300, maxBodyBytes: 262_144 },
       payments: {
         provider: 'sandbox',
         sandboxUrl: undefined,
         timeoutMs: 5000,
         deadlineSeconds: 60,
-        webhookToleranceSeconds: 300,
         reconcileIntervalMs: 1000,
         faultPauseBeforeAuthorizeMs: 0,
       },
@@ -26,13 +23,13 @@ describe('configuration', () => {
     expect(loadConfig({}).payments.webhookSecret).toMatch(/dev/);
   });
 
-  it('selects Stripe with its keys, and uses its webhook secret', () => {
+  it('selects Stripe with its keys', () => {
     const c = loadConfig({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' });
-    expect(c.payments).toMatchObject({ provider: 'stripe', stripeSecretKey: 'sk_test_x', webhookSecret: 'whsec_x' });
+    expect(c.payments).toMatchObject({ provider: 'stripe', stripeSecretKey: 'sk_test_x', stripeWebhookSecret: 'whsec_x' });
   });
 
   it('has live defaults: no Redis, relay on, short cache TTL', () => {
-    expect(loadConfig({})).toMatchObject({
+    expect(loadConfig({}).live).toMatchObject({
       redisUrl: undefined,
       redisKeyPrefix: 'lastunit:',
       cacheTtlSeconds: 5,
@@ -40,18 +37,18 @@ describe('configuration', () => {
       relayPollMs: 500,
       relayBatchSize: 200,
     });
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', RELAY: 'off' })).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379/2', relay: false });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', RELAY: 'off' }).live).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379/2', relay: false });
   });
 
   it('parses API_KEYS as comma-separated role:key', () => {
-    expect(loadConfig({ API_KEYS: 'storefront:abcdefgh12, admin:zyxwvuts98' }).apiKeys).toEqual([
+    expect(loadConfig({ API_KEYS: 'storefront:abcdefgh12, admin:zyxwvuts98' }).auth.apiKeys).toEqual([
       { role: 'storefront', key: 'abcdefgh12' },
       { role: 'admin', key: 'zyxwvuts98' },
     ]);
   });
 
   it('parses role:client:key, naming the client a rotated key keeps', () => {
-    expect(loadConfig({ API_KEYS: 'storefront:acme-shop:old_key_123,storefront:acme-shop:new_key_456,admin:ops:k:with:colons' }).apiKeys).toEqual([
+    expect(loadConfig({ API_KEYS: 'storefront:acme-shop:old_key_123,storefront:acme-shop:new_key_456,admin:ops:k:with:colons' }).auth.apiKeys).toEqual([
       { role: 'storefront', client: 'acme-shop', key: 'old_key_123' },
       { role: 'storefront', client: 'acme-shop', key: 'new_key_456' },
       { role: 'admin', client: 'ops', key: 'k:with:colons' },

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runScript, spawnServer } from '../kit/server.js';
 import { makeHoldsOverdue } from '../kit/holds.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
@@ -78,7 +79,8 @@ describe('GraphiQL', () => {
       keys: [{ role: 'storefront', key: 'graphiql_key_1' }],
       logger: pino({ level: 'silent' }),
       graphiql,
-      settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 50, maxLineQuantity: 100 },
+      settings: DEFAULTS.orders,
+      limits: DEFAULTS.limits,
     }).app;
 
   it('is served to a browser in development, without a key (queries still need one)', async () => {

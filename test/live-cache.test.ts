@@ -10,6 +10,7 @@ import { relayOnce } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
 import { spawnServer } from '../kit/server.js';
 import { CREATE_PRODUCT, PLACE_ORDER } from './support/app.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 const hasRedis = await redisAvailable();
 const silent = pino({ level: 'silent' });
@@ -26,7 +27,7 @@ async function appOn(url: string, prefix: string) {
   afterAll(() => redis.close());
   const metric = async (name: string) => (await t.metrics.registry.getSingleMetricAsString(name));
   const relay = () =>
-    relayOnce({ db: t.db, metrics: t.metrics, pubsub: createLivePubSub({ redis }), cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics: t.metrics, logger: silent }) });
+    relayOnce({ db: t.db, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize, pubsub: createLivePubSub({ redis }), cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics: t.metrics, logger: silent }) });
   const available = async (sku: string) => (await t.gql(PRODUCT, { sku })).body.data.product.availability;
   return { t, redis, metric, relay, available };
 }

@@ -8,6 +8,7 @@ import { relayOnce } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
 import { sweepOnce } from '../orders/sweeper.js';
 import { makeHoldsOverdue } from '../kit/holds.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 const hasRedis = await redisAvailable();
 const t = await startTestApp({ poolSize: 12 });
@@ -32,7 +33,7 @@ const insertSynthetic = (n: number, key: string) =>
 describe('the outbox relay', () => {
   it('publishes every stock and order transition once, versions growing, and marks every row', async () => {
     const pubsub = createLivePubSub();
-    const relay = () => relayOnce({ db: t.db, pubsub, metrics: t.metrics });
+    const relay = () => relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
     await relay(); // whatever earlier setup wrote
     await t.product('REL-A', 2);
     const avail = listen(pubsub.subscribe('availability', 'REL-A'));
@@ -56,7 +57,7 @@ describe('the outbox relay', () => {
 
   it('loses nothing when it crashes between publishing and marking: the batch is claimed and published again', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({ db: t.db, pubsub, metrics: t.metrics });
+    await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
     await insertSynthetic(250, 'CRASH');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'CRASH'));
     const crash = relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 100, afterPublish: () => { throw new Error('crash before mark'); } });
@@ -71,7 +72,7 @@ describe('the outbox relay', () => {
 
   it('shares the work between several relays (SKIP LOCKED): every row published, none twice', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({ db: t.db, pubsub, metrics: t.metrics });
+    await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
     await insertSynthetic(2000, 'MANY');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'MANY'));
     const counts = await Promise.all(Array.from({ length: 4 }, () => relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 50 })));
@@ -87,7 +88,7 @@ describe('the outbox relay', () => {
     const seen = new Set<number>();
     sub.on('message', (_ch, msg) => seen.add(JSON.parse(msg).version));
     await sub.subscribe(`${prefix}availability:KILL`);
-    await relayOnce({ db: t.db, pubsub: createLivePubSub(), metrics: t.metrics });
+    await relayOnce({ db: t.db, pubsub: createLivePubSub(), metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
     await insertSynthetic(5000, 'KILL');
     const env = { DATABASE_URL: t.dbUrl, REDIS_URL, REDIS_KEY_PREFIX: prefix, RELAY_BATCH_SIZE: '50', RELAY_POLL_MS: '100' };
     const first = await spawnServer({ env, script: 'node/relay-cli.ts' });

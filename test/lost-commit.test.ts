@@ -4,6 +4,7 @@ import { createTestDatabase } from './support/db.js';
 import { createDb } from '../db/pool.js';
 import { restock, setStock } from '../db/catalog-store.js';
 import { placeOrder } from '../db/orders-store.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 // A connection that dies after the server answered a statement: the statement committed, the client saw an error.
 const tdb = await createTestDatabase();
@@ -33,7 +34,7 @@ await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
 const viaProxy = new URL(tdb.url);
 viaProxy.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
 const retries: string[] = [];
-const db = createDb({ connectionString: viaProxy.toString(), retry: { baseDelayMs: 1, onRetry: (r) => retries.push(r) } });
+const db = createDb({ connectionString: viaProxy.toString(), max: DEFAULTS.database.poolSize, timeouts: DEFAULTS.database.timeouts, retry: { baseDelayMs: 1, onRetry: (r) => retries.push(r) } });
 afterAll(async () => {
   await db.end();
   proxy.close();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createDb, type Db } from '../db/pool.js';
 import { FUNCTIONS_DIR, MIGRATIONS_DIR, migrate } from '../db/migrate.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 const API_KEYS = 'storefront:migrations_storefront,admin:migrations_admin';
 const cleanups: (() => Promise<void>)[] = [];
@@ -37,7 +38,7 @@ async function emptyDatabase(): Promise<{ url: string; pool: (max?: number) => D
   return {
     url: url.toString(),
     pool: (max = 2) => {
-      const db = createDb({ connectionString: url.toString(), max });
+      const db = createDb({ connectionString: url.toString(), max, timeouts: DEFAULTS.database.timeouts });
       pools.push(db);
       return db;
     },
@@ -116,7 +117,7 @@ describe('concurrent migrators', () => {
     // the same schema as a database migrated alone (the test template)
     const template = new URL(inject('pgAdminUrl'));
     template.pathname = `/${inject('pgTemplate')}`;
-    const reference = createDb({ connectionString: template.toString(), max: 1 });
+    const reference = createDb({ connectionString: template.toString(), max: 1, timeouts: DEFAULTS.database.timeouts });
     try {
       expect(await schemaOf(db)).toEqual(await schemaOf(reference));
     } finally {

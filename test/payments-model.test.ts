@@ -10,6 +10,8 @@ import { captureOnce } from '../orders/capture.js';
 import { sweepOnce } from '../orders/sweeper.js';
 import { makeHoldsOverdue, makePaymentsDue } from '../kit/holds.js';
 import type { LookupStatus, Processor } from '../payments/processor.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
+import { PAYMENT_SETTINGS } from './support/payments.js';
 
 // A model-based test: random sequences of place, retry, reused key, release, expire, approve, decline, timeout,
 // duplicate and late webhooks, blind and informed reconciliation, payOrder attempts (another card after a decline),
@@ -67,8 +69,8 @@ const orders = createOrders({
   db,
   metrics,
   // one customer places every order of the model: the hold limit (I14, test/fair-drops.test.ts) is off here
-  settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 5, maxLineQuantity: 5, maxActiveHolds: 0 },
-  payments: { processor, settings: { deadlineSeconds: 60, recoverySeconds: 3600 } },
+  settings: { ...DEFAULTS.orders, maxLines: 5, maxLineQuantity: 5, maxActiveHolds: 0 },
+  payments: { processor, settings: { ...PAYMENT_SETTINGS, deadlineSeconds: 60, recoverySeconds: 3600 } },
 });
 const caller = { clientId: 'model-client' };
 

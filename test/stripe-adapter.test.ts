@@ -4,6 +4,8 @@ import Stripe from 'stripe';
 import { stripeProcessor } from '../payments/stripe.js';
 import { ProcessorFault, WebhookSignatureError } from '../payments/processor.js';
 import { startTestApp } from './support/app.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
+import { PAYMENT_SETTINGS } from './support/payments.js';
 
 // A local server answering Stripe's documented response bodies (https://docs.stripe.com/api/errors), one per token.
 const ORDER = '11111111-2222-4333-8444-555555555555';
@@ -47,6 +49,7 @@ const processor = stripeProcessor({
   secretKey: 'sk_test_local',
   webhookSecret: WHSEC,
   timeoutMs: 300,
+  webhookToleranceSeconds: DEFAULTS.webhooks.toleranceSeconds,
   api: { host: '127.0.0.1', port: (server.address() as { port: number }).port, protocol: 'http' },
 });
 const authorize = (token: string) => processor.authorize({ orderId: ORDER, amount: 1999, currency: 'USD', token });
@@ -80,7 +83,7 @@ describe('the Stripe adapter', () => {
   });
 
   it('maps a connection refused to unknown, never declined', async () => {
-    const dead = stripeProcessor({ secretKey: 'sk_test_local', webhookSecret: WHSEC, timeoutMs: 300, api: { host: '127.0.0.1', port: 1, protocol: 'http' } });
+    const dead = stripeProcessor({ secretKey: 'sk_test_local', webhookSecret: WHSEC, timeoutMs: 300, webhookToleranceSeconds: DEFAULTS.webhooks.toleranceSeconds, api: { host: '127.0.0.1', port: 1, protocol: 'http' } });
     expect((await dead.authorize({ orderId: ORDER, amount: 1, currency: 'USD', token: 'pm_approve' })).outcome).toBe('unknown');
   });
 
@@ -112,7 +115,7 @@ describe('Stripe webhooks', () => {
   });
 
   it('answers 400 at POST /webhooks/payments/stripe for a bad signature and 200 for a good one', async () => {
-    const t = await startTestApp({}, { processor, settings: { deadlineSeconds: 60, recoverySeconds: 10 } });
+    const t = await startTestApp({}, { processor, settings: { ...PAYMENT_SETTINGS, deadlineSeconds: 60, recoverySeconds: 10 } });
     const payload = event('payment_intent.succeeded', 'evt_route');
     const post = (sig: string) => t.app.request('/webhooks/payments/stripe', { method: 'POST', headers: { 'stripe-signature': sig }, body: payload });
     expect((await post('t=1,v1=00')).status).toBe(400);

@@ -11,6 +11,8 @@ import { reconcileOnce } from '../orders/reconciler.js';
 import { captureOnce } from '../orders/capture.js';
 import { compensateOnce } from '../orders/compensations.js';
 import { makePaymentsDue } from '../kit/holds.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
+import { PAYMENT_SETTINGS } from './support/payments.js';
 
 type PI = { id: string; object: 'payment_intent'; amount: number; currency: string; status: string; capture_method: 'manual'; client_secret: string; metadata: Record<string, string>; next_action: unknown; last_payment_error: unknown };
 const intents = new Map<string, PI>();
@@ -66,8 +68,8 @@ afterAll(() => {
 });
 
 const WHSEC = 'whsec_local_stripe_flows';
-const processor = stripeProcessor({ secretKey: 'sk_test_local', webhookSecret: WHSEC, timeoutMs: 500, api: { host: '127.0.0.1', port: (server.address() as { port: number }).port, protocol: 'http' } });
-const t = await startTestApp({}, { processor, settings: { deadlineSeconds: 60, recoverySeconds: 10 } });
+const processor = stripeProcessor({ secretKey: 'sk_test_local', webhookSecret: WHSEC, timeoutMs: 500, webhookToleranceSeconds: DEFAULTS.webhooks.toleranceSeconds, api: { host: '127.0.0.1', port: (server.address() as { port: number }).port, protocol: 'http' } });
+const t = await startTestApp({}, { processor, settings: { ...PAYMENT_SETTINGS, deadlineSeconds: 60, recoverySeconds: 10 } });
 const deps = { db: t.db, metrics: t.metrics, processor };
 
 const FIELDS = `id status reservation { state } payment { state reference captured nextAction { type clientSecret } }`;

@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { connectRedis } from '../subscriptions/redis.js';
 import { CHANNELS_PER_COMMAND } from '../subscriptions/redis-channels.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
+import { DEFAULTS } from '../kit/config-defaults.js';
 
 const hasRedis = await redisAvailable();
 const tdb = await createTestDatabase();
@@ -174,7 +175,8 @@ describe('graphql-ws sockets of a public key', () => {
       keys,
       logger: pino({ level: 'silent' }),
       pubsub: createLivePubSub(),
-      settings: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLines: 50, maxLineQuantity: 100 },
+      settings: DEFAULTS.orders,
+      limits: DEFAULTS.limits,
     });
     const server = http.createServer(getRequestListener(() => new Response('not here', { status: 404 })));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -183,6 +185,8 @@ describe('graphql-ws sockets of a public key', () => {
       yoga,
       lookupCaller,
       roles: ['public'],
+      maxPayloadBytes: DEFAULTS.limits.maxBodyBytes,
+      maxSubscriptionsPerSocket: DEFAULTS.live.sockets.maxSubscriptionsPerSocket,
       maxSocketsPerIp: 2,
       maxSocketsPerClient: 1, // not what counts for a public key
       clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy: 1 }),

@@ -10,6 +10,8 @@ import { cachedPartnerDocuments, type PartnerDocumentCacheOptions } from '../../
 import { KEYS, TEST_API_KEYS } from '../../kit/keys.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { useCompiledExecution } from '../../node/compiled-execution.js';
+import { DEFAULTS } from '../../kit/config-defaults.js';
+import type { Limits } from '../../common/config-sections.js';
 
 const API_KEYS = TEST_API_KEYS;
 
@@ -25,14 +27,14 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  */
 export async function startTestApp(
   settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number; maxActiveHolds: number; partnerDocuments: PartnerDocumentCacheOptions }> &
-    Partial<Pick<AppDeps, 'limits' | 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp'>> = {},
+    Partial<Pick<AppDeps, 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp'>> & { limits?: Partial<Limits> } = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
   live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
 ) {
   const metrics = createMetrics();
   const tdb: TestDatabase = await createTestDatabase({
-    max: settings.poolSize ?? 20,
+    max: settings.poolSize ?? DEFAULTS.database.poolSize,
     retry: { onRetry: (reason) => metrics.txRetries.inc({ reason }) },
   });
   const partnerDocuments = cachedPartnerDocuments(settings.partnerDocuments);
@@ -44,7 +46,8 @@ export async function startTestApp(
     logger: pino({ level: 'silent' }),
     pubsub: createLivePubSub(), // the Node host's default; live(metrics) may replace it
     ...live(metrics),
-    limits: settings.limits,
+    limits: { ...DEFAULTS.limits, ...settings.limits },
+    webhooks: DEFAULTS.webhooks,
     production: settings.production,
     rateLimit: settings.rateLimit,
     admitBuyer: settings.admitBuyer,
@@ -52,11 +55,11 @@ export async function startTestApp(
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     executionPlugins,
     settings: {
-      holdTtlSeconds: settings.holdTtlSeconds ?? 600,
-      idempotencyRetentionHours: 24,
-      maxLines: settings.maxLines ?? 50,
-      maxLineQuantity: settings.maxLineQuantity ?? 100,
-      maxActiveHolds: settings.maxActiveHolds,
+      ...DEFAULTS.orders,
+      ...(settings.holdTtlSeconds !== undefined && { holdTtlSeconds: settings.holdTtlSeconds }),
+      ...(settings.maxLines !== undefined && { maxLines: settings.maxLines }),
+      ...(settings.maxLineQuantity !== undefined && { maxLineQuantity: settings.maxLineQuantity }),
+      ...(settings.maxActiveHolds !== undefined && { maxActiveHolds: settings.maxActiveHolds }),
     },
     payments: typeof payments === 'function' ? payments(tdb.db) : payments,
   }).app;

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { createDb, type Db } from '../../db/pool.js';
 import type { RetryOptions } from '../../db/retry.js';
+import { DEFAULTS } from '../../kit/config-defaults.js';
 
 export type TestDatabase = { url: string; name: string; db: Db; drop: () => Promise<void> };
 
@@ -26,7 +27,7 @@ export async function createTestDatabase(opts: { max?: number; retry?: RetryOpti
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = createDb({ connectionString: url.toString(), max: opts.max ?? 20, retry: opts.retry });
+  const db = createDb({ connectionString: url.toString(), max: opts.max ?? DEFAULTS.database.poolSize, timeouts: DEFAULTS.database.timeouts, retry: opts.retry });
   return {
     url: url.toString(),
     name,

@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { startEmbeddedPostgres, type EmbeddedDb } from '../../db/embedded.js';
 import { createDb } from '../../db/pool.js';
 import { migrate } from '../../db/migrate.js';
+import { DEFAULTS } from '../../kit/config-defaults.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,7 +33,7 @@ export async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${template}`);
   const url = new URL(adminUrl);
   url.pathname = `/${template}`;
-  const db = createDb({ connectionString: url.toString(), max: 1 });
+  const db = createDb({ connectionString: url.toString(), max: 1, timeouts: DEFAULTS.database.timeouts });
   await migrate(db);
   await db.end();
   await admin.end();

@@ -9,8 +9,12 @@ import { compensateOnce } from '../../orders/compensations.js';
 import { captureOnce } from '../../orders/capture.js';
 import { KEYS, ORDER_FIELDS, startTestApp } from './app.js';
 import { makePaymentsDue } from '../../kit/holds.js';
+import { DEFAULTS } from '../../kit/config-defaults.js';
+import { paymentSettingsOf } from '../../node/payments.js';
 
 export const SECRET = 'whsec_test_secret_for_payments';
+/** The payment step's settings as the host maps them from the configuration's defaults. */
+export const PAYMENT_SETTINGS = paymentSettingsOf(DEFAULTS.payments);
 export const TIMEOUT_MS = 400;
 
 /** Counts transactions and statements in flight on a Db, so a processor wrapper can assert none is open (section 2 step 3). */
@@ -38,7 +42,12 @@ export async function startPaymentsApp(
   opts: { sandbox?: SandboxConfig; timeoutMs?: number; deadlineSeconds?: number; wrap?: (p: Processor, db: Db) => Processor } = {},
 ) {
   const sandbox: Sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 3_000, ...opts.sandbox });
-  const base = sandboxProcessor({ url: sandbox.url, timeoutMs: opts.timeoutMs ?? TIMEOUT_MS, webhookSecret: SECRET });
+  const base = sandboxProcessor({
+    url: sandbox.url,
+    timeoutMs: opts.timeoutMs ?? TIMEOUT_MS,
+    webhookSecret: SECRET,
+    webhookToleranceSeconds: DEFAULTS.webhooks.toleranceSeconds,
+  });
   let processor: Processor = base;
   /** every call of the host's post-commit hook, with the SKUs whose availability changed ([] for none) */
   const outboxCalls: string[][] = [];
@@ -49,7 +58,7 @@ export async function startPaymentsApp(
     { poolSize: 30 },
     (db) => {
       processor = opts.wrap ? opts.wrap(base, db) : base;
-      return { processor, settings: { deadlineSeconds: opts.deadlineSeconds ?? 60, recoverySeconds: 2 } };
+      return { processor, settings: { ...PAYMENT_SETTINGS, deadlineSeconds: opts.deadlineSeconds ?? PAYMENT_SETTINGS.deadlineSeconds, recoverySeconds: 2 } };
     },
     () => ({ onOutboxWritten }),
   );
