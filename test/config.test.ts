@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runScript } from '../kit/server.js';
-import { loadConfig, loadSandboxConfig, ConfigError } from '../node/config.js';
+import { apiHostNeeds, loadConfig, loadSandboxConfig, ConfigError } from '../node/config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -94,6 +94,7 @@ describe('configuration', () => {
     ['RELAY', 'maybe'],
     ['RELAY_POLL_MS', '5'],
     ['RELAY_BATCH_SIZE', 'many'],
+    ['EMBEDDED_DATABASE', 'maybe'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -120,6 +121,22 @@ describe('configuration', () => {
     const r = runScript('node/start.ts', { HOLD_TTL_SECONDS: 'soon', DATABASE_URL: '' }, 30_000);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/HOLD_TTL_SECONDS: must be an integer/);
+  });
+
+  it('with EMBEDDED_DATABASE=refuse needs DATABASE_URL and API_KEYS in development too, both named in one refusal', () => {
+    expect(() => loadConfig({ NODE_ENV: 'development', EMBEDDED_DATABASE: 'refuse' }, apiHostNeeds)).toThrow(
+      /DATABASE_URL: required with EMBEDDED_DATABASE=refuse[\s\S]*API_KEYS: required with EMBEDDED_DATABASE=refuse/,
+    );
+    expect(loadConfig({ NODE_ENV: 'development', EMBEDDED_DATABASE: 'refuse', DATABASE_URL: 'postgres://db/x', API_KEYS: 'admin:abcdefgh12' }, apiHostNeeds).database).toMatchObject({
+      url: 'postgres://db/x',
+      embedded: 'refuse',
+    });
+  });
+
+  it("lists an entry's own needs with every other problem: the relay worker without DATABASE_URL and a bad value", () => {
+    const r = runScript('node/relay-cli.ts', { DATABASE_URL: '', RELAY_BATCH_SIZE: 'many' }, 30_000);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/RELAY_BATCH_SIZE: must be an integer[\s\S]*DATABASE_URL: required by the relay worker/);
   });
 
   it('refuses DATABASE_URL without API_KEYS (demo keys are only for the embedded default)', () => {

@@ -1,7 +1,13 @@
-// The production profile (issue 9, item 1 and the /metrics and HOST parts of item 7): a production start refuses
-// settings that would take fake money, trust the published development secret or leave an entry point open; exit code
-// 2, naming the variable, never quoting a secret. Through the real entries (node/start.ts, node/sandbox-cli.ts).
+// The production profile: a production start refuses settings that would take fake money, trust the published
+// development secret, run on the embedded database with demo keys or leave an entry point open; exit code 2, every
+// problem in one start, each naming its variable, never quoting a secret. Through the real entries (node/start.ts,
+// node/sandbox-cli.ts).
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../kit/root.js';
 import { runScript, spawnServer, type ServerProcess } from '../kit/server.js';
 import { DEV_WEBHOOK_SECRET } from '../node/config.js';
 import { SIGNATURE_HEADER, signPayload } from '../payments/webhook-signature.js';
@@ -37,6 +43,66 @@ function refusal(env: Record<string, string | undefined>) {
   const r = runScript('node/start.ts', { ...merged, ...Object.fromEntries(unset.map((k) => [k, ''])) }, 30_000);
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
+
+/** `npm start`'s entry with exactly `env` (PATH and HOME aside): nothing else of this process's environment leaks in. */
+function startWithOnly(env: Record<string, string>) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'node/start.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+/** The problem lines of a refused start, each `  VARIABLE: message`, by variable. */
+const problemsOf = (output: string) => [...output.matchAll(/^ {2}([A-Z_]+): (.*)$/gm)].map((m) => m[1]);
+
+describe('a production start lists every problem at once (exit 2, one line per problem, each naming its variable)', () => {
+  it('names every missing variable in one start when nothing is set, DATABASE_URL among them', () => {
+    const r = startWithOnly({ NODE_ENV: 'production' });
+    expect(r.status).toBe(2);
+    expect(r.output).toMatch(/DATABASE_URL: required with NODE_ENV=production: the embedded database and its demo keys are for development/);
+    expect(r.output).toMatch(/API_KEYS: required with NODE_ENV=production/);
+    expect(r.output).toMatch(/PAYMENT_PROVIDER: required with NODE_ENV=production/);
+    expect(r.output).toMatch(/METRICS_TOKEN: required with NODE_ENV=production when HOST is not loopback/);
+    expect(problemsOf(r.output).sort()).toEqual(['API_KEYS', 'DATABASE_URL', 'METRICS_TOKEN', 'PAYMENT_PROVIDER']);
+  });
+
+  it('names each refused variable in the same start, a malformed value beside the rules it would have met', () => {
+    const short = 'short_key_20_chars_x';
+    const r = refusal({
+      PORT: 'eighty',
+      ALLOW_SANDBOX_PAYMENTS: undefined,
+      PAYMENT_WEBHOOK_SECRET: DEV_WEBHOOK_SECRET,
+      API_KEYS: `storefront:shop:${LONG.shop},admin:ops:${short}`,
+      HOST: '0.0.0.0',
+      MARKETPLACE_SANDBOX: 'in-process',
+      LASTUNIT_TEST_DIAGNOSTICS: 'on',
+      HOLD_TTL_SECONDS: '0',
+    });
+    expect(r.status).toBe(2);
+    const expected: Record<string, RegExp> = {
+      PORT: /PORT: must be an integer >= 0/,
+      HOLD_TTL_SECONDS: /HOLD_TTL_SECONDS: must be an integer >= 1/,
+      PAYMENT_PROVIDER: /PAYMENT_PROVIDER: sandbox takes no money/,
+      PAYMENT_WEBHOOK_SECRET: /PAYMENT_WEBHOOK_SECRET: is the published development secret/,
+      API_KEYS: /API_KEYS: entry 2 of 2 is shorter than 24 characters/,
+      METRICS_TOKEN: /METRICS_TOKEN: required with NODE_ENV=production when HOST is not loopback/,
+      MARKETPLACE_SANDBOX: /MARKETPLACE_SANDBOX: in-process is a fake marketplace/,
+      LASTUNIT_TEST_DIAGNOSTICS: /LASTUNIT_TEST_DIAGNOSTICS: test-only/,
+    };
+    for (const pattern of Object.values(expected)) expect(r.output).toMatch(pattern);
+    expect(problemsOf(r.output).sort()).toEqual(Object.keys(expected).sort());
+    for (const secret of [DEV_WEBHOOK_SECRET, short, LONG.shop, LONG.admin, SECRET]) expect(r.output).not.toContain(secret);
+  });
+
+  it('refuses a production start with no DATABASE_URL even when everything else is set', () => {
+    const r = refusal({ DATABASE_URL: undefined });
+    expect(r.status).toBe(2);
+    expect(problemsOf(r.output)).toEqual(['DATABASE_URL']);
+  });
+});
 
 describe('a production start refuses unsafe settings (exit 2, naming the variable)', () => {
   it('refuses a start without PAYMENT_PROVIDER (the sandbox would confirm orders with no money)', () => {
@@ -126,6 +192,46 @@ describe('a production server that starts', () => {
     const ok = await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toMatch(/# HELP/);
+  });
+});
+
+describe('a production demo box (EMBEDDED_DATABASE=allow)', () => {
+  it('starts on the embedded database and never prints a whole key, in its log or in its page', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lastunit-demo-box-'));
+    chmodSync(dataDir, 0o755);
+    try {
+      const srv = await spawnServer({ env: { ...PRODUCTION, DATABASE_URL: '', API_KEYS: '', EMBEDDED_DATABASE: 'allow', DATA_DIR: dataDir } });
+      try {
+        expect((await fetch(`${srv.url}/healthz`)).status).toBe(200);
+        const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as { role: string; key: string }[];
+        expect(keys.map((k) => k.role).sort()).toEqual(['admin', 'partner', 'public', 'storefront']);
+        // the keys work (the demo box serves them) but are shown by their last characters only
+        const shop = keys.find((k) => k.role === 'storefront')!.key;
+        const q = await fetch(srv.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${shop}` }, body: JSON.stringify({ query: '{ products(skus: ["LAST-1"]) { sku } }' }) });
+        expect((await q.json()).data.products).toEqual([{ sku: 'LAST-1' }]);
+        const page = await (await fetch(`${srv.url}/`)).text();
+        for (const k of keys) expect(page).not.toContain(k.key);
+        for (const k of keys) {
+          expect(srv.output()).not.toContain(k.key);
+          expect(srv.output()).toContain(`...${k.key.slice(-4)}`);
+        }
+      } finally {
+        expect(await srv.stop('SIGTERM', 20_000)).toBe(0);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the start banner', () => {
+  it('names the address the server bound: every address in production, this machine only by default elsewhere', async () => {
+    const all = await spawnServer({ env: { ...PRODUCTION, HOST: '', METRICS_TOKEN: 'metrics_token_banner_test_12345' } });
+    servers.push(all);
+    expect(all.output()).toContain(`lastunit listening on 0.0.0.0:${all.port} (every address): http://127.0.0.1:${all.port}/graphql`);
+    const dev = await spawnServer({ env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '' } });
+    servers.push(dev);
+    expect(dev.output()).toContain(`lastunit listening on 127.0.0.1:${dev.port} (this machine only): http://127.0.0.1:${dev.port}/graphql`);
   });
 });
 
