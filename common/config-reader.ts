@@ -64,6 +64,14 @@ function valuesOf(section: Section, input: Input): Input {
   }
 }
 
+/**
+ * Every variable a section reads, nested sections included (the docs' configuration table lists them all).
+ * @example variablesOf(limitSettings) // ['MAX_BODY_BYTES', 'MAX_DEPTH', ...]
+ */
+export function variablesOf(section: Section): string[] {
+  return fields(section).flatMap(([, field]) => variableOf(field) ?? (isSection(field) ? variablesOf(field) : []));
+}
+
 export type ConfigReader = {
   /**
    * The section's values. A variable that does not parse is noted and its default stands in, so the section's checks

@@ -7,11 +7,11 @@ import { databaseTimeoutSettings, limitSettings, orderSettings, shortKeyProblems
 
 export { ConfigError };
 
-const runtimeSettings = z.object({
+export const runtimeSettings = z.object({
   nodeEnv: setting('NODE_ENV', oneOf(['development', 'production', 'test'], 'production')),
 });
 
-const databaseSettings = z.object({
+export const databaseSettings = z.object({
   url: setting(
     'DATABASE_URL',
     z
@@ -28,7 +28,7 @@ const databaseSettings = z.object({
  * anyone. (It takes no payments and has no webhook route: placeOrder refuses `payment` there, so no payment setting
  * applies.)
  */
-const authSettings = z
+export const authSettings = z
   .object({
     apiKeys: setting(
       'API_KEYS',
@@ -44,7 +44,7 @@ const authSettings = z
   });
 
 /** Persisted public reads served from the Cache API (edge/edge-cache.ts). */
-const edgeCacheSettings = z.object({
+export const edgeCacheSettings = z.object({
   ttlSeconds: setting('EDGE_CACHE_TTL_SECONDS', int(0, 2)),
   staleWhileRevalidateSeconds: setting('EDGE_CACHE_SWR_SECONDS', int(0, 10)),
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { runScript } from '../kit/server.js';
+import { readFileSync } from 'node:fs';
 import { apiHostNeeds, loadConfig, loadSandboxConfig, ConfigError } from '../node/config.js';
+import * as nodeSections from '../node/config-sections.js';
+import * as sharedSections from '../common/config-sections.js';
+import * as workerSections from '../edge/worker-config.js';
+import { variablesOf, type Section } from '../common/config-reader.js';
+import { z } from 'zod';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -143,5 +149,19 @@ describe('configuration', () => {
     const r = runScript('node/start.ts', { DATABASE_URL: 'postgres://127.0.0.1:1/none', API_KEYS: '' }, 30_000);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/API_KEYS: required when DATABASE_URL is set/);
+  });
+
+  it("has every variable the sections read in the README's configuration table", () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('### The production profile'));
+    const named = new Set([...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([A-Z_]+)`/g)].map((v) => v[1]!)));
+    const runtime = loadConfig({}).runtime;
+    const sections = [...Object.values(nodeSections), ...Object.values(sharedSections), ...Object.values(workerSections)]
+      // a section that depends on the profile is a function of the runtime section; other exports are not sections
+      .map((s) => (typeof s === 'function' && /^\w+Settings$/.test(s.name) ? (s as (r: typeof runtime) => unknown)(runtime) : s))
+      .filter((s): s is Section => s instanceof z.ZodObject || s instanceof z.ZodPipe);
+    const variables = new Set(sections.flatMap(variablesOf));
+    expect(variables.size).toBeGreaterThan(60);
+    expect([...variables].filter((v) => !named.has(v))).toEqual([]);
   });
 });
