@@ -1,3 +1,5 @@
+// The payment processors' webhook route: bounded before it reads, authenticated by the signature, thin over
+// orders/payment-events.ts.
 import { Hono } from 'hono';
 import type { Db } from '../db/pool.js';
 import type { Metrics } from '../common/metrics.js';

@@ -1,3 +1,5 @@
+// The operation-shape limits (depth, aliases, tokens, directives, cost) as one Yoga plugin: each refusal a stable code
+// and a 400, the limits the host resolved (MAX_DEPTH, MAX_ALIASES, MAX_TOKENS, MAX_COST).
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Limits } from '../common/config-sections.js';

@@ -11,7 +11,8 @@ export type SettingMeta = { env: string };
  * An empty variable counts as unset.
  * @example z.object({ port: setting('PORT', int(0, 4000)) })
  */
-export const setting = <S extends z.ZodType>(variable: string, schema: S): S => schema.meta({ env: variable } satisfies SettingMeta);
+export const setting = <S extends z.ZodType>(variable: string, schema: S): S =>
+  schema.meta({ env: variable } satisfies SettingMeta);
 
 /** An integer: unset gives `def`; anything else must be an integer >= `min`. */
 export const int = <D = number>(min: number, def: D) =>
@@ -28,7 +29,8 @@ export const int = <D = number>(min: number, def: D) =>
     });
 
 /** One of `values`; unset gives `def`. */
-export const oneOf = <const V extends readonly [string, ...string[]]>(values: V, def: V[number]) => z.enum(values).default(def);
+export const oneOf = <const V extends readonly [string, ...string[]]>(values: V, def: V[number]) =>
+  z.enum(values).default(def);
 
 /** `on` or `off` as a boolean; unset gives `def`. */
 export const onOff = (def: 'on' | 'off') =>
@@ -70,7 +72,10 @@ export const apiKeys = z
   .transform((v, ctx): ApiKey[] | undefined => {
     if (v === undefined || v.trim() === '') return undefined;
     const out: ApiKey[] = [];
-    const parts = v.split(',').map((s) => s.trim()).filter(Boolean);
+    const parts = v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     parts.forEach((part, i) => {
       const bits = part.split(':');
       const role = bits[0] as Role;
@@ -78,10 +83,14 @@ export const apiKeys = z
       const key = bits.length >= 3 ? bits.slice(2).join(':') : (bits[1] ?? '');
       const problems: string[] = [];
       if (!ROLES.includes(role)) problems.push(`the role must be one of ${ROLES.join('/')}`);
-      if (client !== undefined && !CLIENT_NAME.test(client)) problems.push('the client name must be 1-63 lowercase letters, digits, dot or dash');
+      if (client !== undefined && !CLIENT_NAME.test(client))
+        problems.push('the client name must be 1-63 lowercase letters, digits, dot or dash');
       if (key.length < 8) problems.push('the key must have 8+ characters');
       if (problems.length) {
-        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} of ${parts.length} is not role:client:key or role:key: ${problems.join('; ')}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `entry ${i + 1} of ${parts.length} is not role:client:key or role:key: ${problems.join('; ')}`,
+        });
         return;
       }
       out.push(client ? { role, client, key } : { role, key });

@@ -118,7 +118,9 @@ export function configReader(env: Env): ConfigReader {
     },
     done() {
       if (problems.length)
-        throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}`);
+        throw new ConfigError(
+          `invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}`,
+        );
     },
   };
 }

@@ -47,7 +47,7 @@ export const orderSettings = z.object({
 });
 export type OrderSettings = z.infer<typeof orderSettings>;
 
-/** Production keys are long enough not to be guessed: `API_KEYS` entries shorter than this refuse a production start. */
+/** Production keys are long enough not to be guessed: shorter `API_KEYS` entries refuse a production start. */
 export const PRODUCTION_MIN_KEY_LENGTH = 24;
 
 /**
@@ -58,7 +58,10 @@ export const PRODUCTION_MIN_KEY_LENGTH = 24;
 export function shortKeyProblems(keys: ApiKey[]): string[] {
   return keys.flatMap((k, i) =>
     k.key.length < PRODUCTION_MIN_KEY_LENGTH
-      ? [`entry ${i + 1} of ${keys.length} is shorter than ${PRODUCTION_MIN_KEY_LENGTH} characters (required in production)`]
+      ? [
+          `entry ${i + 1} of ${keys.length} is shorter than ${PRODUCTION_MIN_KEY_LENGTH} characters` +
+            ' (required in production)',
+        ]
       : [],
   );
 }

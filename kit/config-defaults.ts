@@ -4,4 +4,3 @@ import { loadConfig } from '../node/config.js';
 
 /** What the Node host resolves from an empty environment under NODE_ENV=test. */
 export const DEFAULTS = loadConfig({ NODE_ENV: 'test' });
-

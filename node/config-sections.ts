@@ -18,7 +18,8 @@ const DEV_SECRETS = new Set([DEV_WEBHOOK_SECRET]);
 export const isLoopbackHost = (host: string) => /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/.test(host);
 
 /** A check's problem, on the field it is about (the reader names that field's variable). */
-const refuse = (ctx: z.RefinementCtx, field: string, message: string) => ctx.addIssue({ code: 'custom', path: [field], message });
+const refuse = (ctx: z.RefinementCtx, field: string, message: string) =>
+  ctx.addIssue({ code: 'custom', path: [field], message });
 
 /** Which profile this process runs: `production` turns GraphiQL and introspection off and applies the checks below. */
 export const runtimeSettings = z.object({
@@ -37,7 +38,7 @@ export const httpSettings = (runtime: Runtime) =>
       host: setting('HOST', z.string().default(production(runtime) ? '0.0.0.0' : '127.0.0.1')),
       /** when set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` */
       metricsToken: setting('METRICS_TOKEN', text),
-      /** proxies in front of this host whose X-Forwarded-For is believed (0: the connection's address is the client's) */
+      /** proxies in front of this host whose X-Forwarded-For is believed (0: the connection's address is the client) */
       trustProxy: setting('TRUST_PROXY', int(0, 0)),
       /** test-only: GET /__diagnostics (heap after a full GC, live listeners), never in production */
       testDiagnostics: setting('LASTUNIT_TEST_DIAGNOSTICS', onOff('off')),
@@ -45,7 +46,11 @@ export const httpSettings = (runtime: Runtime) =>
     .superRefine((s, ctx) => {
       if (!production(runtime)) return;
       if (!s.metricsToken && !isLoopbackHost(s.host))
-        refuse(ctx, 'metricsToken', `required with NODE_ENV=production when HOST is not loopback (/metrics would be open on ${s.host})`);
+        refuse(
+          ctx,
+          'metricsToken',
+          `required with NODE_ENV=production when HOST is not loopback (/metrics would be open on ${s.host})`,
+        );
       if (s.testDiagnostics) refuse(ctx, 'testDiagnostics', 'test-only: refused with NODE_ENV=production');
     });
 
@@ -63,9 +68,14 @@ export const databaseSettings = (runtime: Runtime) =>
     })
     .superRefine((s, ctx) => {
       if (s.url || s.embedded === 'allow') return;
-      refuse(ctx, 'url', production(runtime)
-        ? 'required with NODE_ENV=production: the embedded database and its demo keys are for development (EMBEDDED_DATABASE=allow runs a demo box on them)'
-        : 'required with EMBEDDED_DATABASE=refuse');
+      refuse(
+        ctx,
+        'url',
+        production(runtime)
+          ? 'required with NODE_ENV=production: the embedded database and its demo keys are for development' +
+              ' (EMBEDDED_DATABASE=allow runs a demo box on them)'
+          : 'required with EMBEDDED_DATABASE=refuse',
+      );
     });
 
 /** `API_KEYS`; whether they may be absent (demo keys) is decided across sections (node/config.ts). */
@@ -85,7 +95,12 @@ export const authSettings = (runtime: Runtime) =>
  * serves; partner integrations 60,000 (1,000/s); admin tooling 6,000 (100/s). One shopper is bounded by the per-buyer
  * limit (docs/edge.md#rate-limits).
  */
-export const DEFAULT_ROLE_LIMITS: Required<RoleLimits> = { public: 300_000, storefront: 300_000, partner: 60_000, admin: 6_000 };
+export const DEFAULT_ROLE_LIMITS: Required<RoleLimits> = {
+  public: 300_000,
+  storefront: 300_000,
+  partner: 60_000,
+  admin: 6_000,
+};
 
 export const rateLimitSettings = z.object({
   /** absent: DEFAULT_ROLE_LIMITS; a number: that limit for every role; 0: no per-key limit */
@@ -122,7 +137,10 @@ export const paymentSettings = (runtime: Runtime) =>
       /** absent: sandbox outside production; production requires it */
       provider: setting('PAYMENT_PROVIDER', z.enum(['sandbox', 'stripe']).optional()),
       /** production only takes sandbox "payments" (no money moves) when this says so explicitly */
-      allowSandbox: setting('ALLOW_SANDBOX_PAYMENTS', oneOf(['true', 'false'], 'false').transform((v) => v === 'true')),
+      allowSandbox: setting(
+        'ALLOW_SANDBOX_PAYMENTS',
+        oneOf(['true', 'false'], 'false').transform((v) => v === 'true'),
+      ),
       /** a separately run sandbox; absent: the Node host starts one in-process */
       sandboxUrl: setting('SANDBOX_PAYMENTS_URL', httpUrl),
       timeoutMs: setting('PAYMENT_TIMEOUT_MS', int(1, 5000)),
@@ -148,19 +166,34 @@ export const paymentSettings = (runtime: Runtime) =>
       }
       if (!production(runtime)) {
         // a separately run sandbox must share the secret explicitly; the in-process one may use the development one
-        if (p.provider !== 'stripe' && p.sandboxUrl && !p.webhookSecret) refuse(ctx, 'webhookSecret', 'required when SANDBOX_PAYMENTS_URL is set');
+        if (p.provider !== 'stripe' && p.sandboxUrl && !p.webhookSecret)
+          refuse(ctx, 'webhookSecret', 'required when SANDBOX_PAYMENTS_URL is set');
         return;
       }
       // The production profile: no fake money and no published secret. Messages never quote a value.
       if (!p.provider)
-        refuse(ctx, 'provider', 'required with NODE_ENV=production (stripe, with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; or sandbox, with ALLOW_SANDBOX_PAYMENTS=true and PAYMENT_WEBHOOK_SECRET)');
+        refuse(
+          ctx,
+          'provider',
+          'required with NODE_ENV=production (stripe, with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET;' +
+            ' or sandbox, with ALLOW_SANDBOX_PAYMENTS=true and PAYMENT_WEBHOOK_SECRET)',
+        );
       if (p.provider === 'sandbox' && !p.allowSandbox)
-        refuse(ctx, 'provider', 'sandbox takes no money: refused with NODE_ENV=production unless ALLOW_SANDBOX_PAYMENTS=true');
+        refuse(
+          ctx,
+          'provider',
+          'sandbox takes no money: refused with NODE_ENV=production unless ALLOW_SANDBOX_PAYMENTS=true',
+        );
       if (p.provider === 'sandbox' && !p.webhookSecret)
-        refuse(ctx, 'webhookSecret', 'required with NODE_ENV=production and PAYMENT_PROVIDER=sandbox (the development secret is public)');
+        refuse(
+          ctx,
+          'webhookSecret',
+          'required with NODE_ENV=production and PAYMENT_PROVIDER=sandbox (the development secret is public)',
+        );
       for (const field of ['webhookSecret', 'stripeWebhookSecret'] as const) {
         const v = p[field];
-        if (v && DEV_SECRETS.has(v)) refuse(ctx, field, 'is the published development secret: refused with NODE_ENV=production');
+        if (v && DEV_SECRETS.has(v))
+          refuse(ctx, field, 'is the published development secret: refused with NODE_ENV=production');
       }
     })
     .transform((p) => ({
@@ -185,12 +218,18 @@ export const channelSettings = (runtime: Runtime) =>
       /** the marketplace sandbox in this process with the demo channel pointing at it: in development by default */
       marketplaceSandbox: setting(
         'MARKETPLACE_SANDBOX',
-        oneOf(['in-process', 'off'], runtime.nodeEnv === 'development' ? 'in-process' : 'off').transform((v) => v === 'in-process'),
+        oneOf(['in-process', 'off'], runtime.nodeEnv === 'development' ? 'in-process' : 'off').transform(
+          (v) => v === 'in-process',
+        ),
       ),
     })
     .superRefine((s, ctx) => {
       if (production(runtime) && s.marketplaceSandbox)
-        refuse(ctx, 'marketplaceSandbox', 'in-process is a fake marketplace with a demo channel: refused with NODE_ENV=production');
+        refuse(
+          ctx,
+          'marketplaceSandbox',
+          'in-process is a fake marketplace with a demo channel: refused with NODE_ENV=production',
+        );
     });
 
 /** Live availability (docs/live.md): pubsub, the availability cache, the outbox relay, graphql-ws sockets. */
@@ -200,7 +239,10 @@ export const liveSettings = z.object({
   /** prefixes every Redis key and channel, so several deployments (or test files) share one Redis */
   redisKeyPrefix: setting(
     'REDIS_KEY_PREFIX',
-    z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1-64 letters, digits, colon, dot, dash or underscore').default('lastunit:'),
+    z
+      .string()
+      .regex(/^[A-Za-z0-9:_.-]{1,64}$/, 'must be 1-64 letters, digits, colon, dot, dash or underscore')
+      .default('lastunit:'),
   ),
   cacheTtlSeconds: setting('CACHE_TTL_SECONDS', int(1, 5)),
   /** run the outbox relay in this process (off when it runs alone: `npm run worker:relay`) */

@@ -59,11 +59,15 @@ export type Config = ReturnType<typeof loadConfig>;
  */
 export const apiHostNeeds: EntryNeeds = (c, problem) => {
   if (c.auth.apiKeys) return;
-  if (c.database.url) problem('API_KEYS', 'required when DATABASE_URL is set (demo keys are only for the embedded database)');
+  if (c.database.url)
+    problem('API_KEYS', 'required when DATABASE_URL is set (demo keys are only for the embedded database)');
   else if (c.database.embedded === 'refuse')
-    problem('API_KEYS', c.runtime.nodeEnv === 'production'
-      ? 'required with NODE_ENV=production (demo keys only with EMBEDDED_DATABASE=allow)'
-      : 'required with EMBEDDED_DATABASE=refuse');
+    problem(
+      'API_KEYS',
+      c.runtime.nodeEnv === 'production'
+        ? 'required with NODE_ENV=production (demo keys only with EMBEDDED_DATABASE=allow)'
+        : 'required with EMBEDDED_DATABASE=refuse',
+    );
 };
 
 /** Settings of the standalone sandbox processor (`npm run sandbox:payments`). */
@@ -79,9 +83,17 @@ const sandboxSettings = (runtime: Runtime) =>
     .superRefine((c, ctx) => {
       if (runtime.nodeEnv !== 'production') return;
       if (!c.webhookSecret)
-        ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: 'required with NODE_ENV=production (the development secret is public)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['webhookSecret'],
+          message: 'required with NODE_ENV=production (the development secret is public)',
+        });
       else if (c.webhookSecret === DEV_WEBHOOK_SECRET)
-        ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: 'is the published development secret: refused with NODE_ENV=production' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['webhookSecret'],
+          message: 'is the published development secret: refused with NODE_ENV=production',
+        });
     })
     .transform((c) => ({ ...c, webhookSecret: c.webhookSecret ?? DEV_WEBHOOK_SECRET }));
 
@@ -111,10 +123,16 @@ const publishSettings = z.object({
       }
     }, 'must be an https:// URL (http:// only for localhost)'),
   ),
-  adminKey: setting('LASTUNIT_ADMIN_KEY', z.string({ error: 'required: an admin API key of that server' }).min(8, 'must have 8+ characters')),
+  adminKey: setting(
+    'LASTUNIT_ADMIN_KEY',
+    z.string({ error: 'required: an admin API key of that server' }).min(8, 'must have 8+ characters'),
+  ),
   app: setting('app', z.string({ error: 'required: --app <name>, the client name of the partner keys' })),
   version: setting('version', z.string({ error: 'required: --version <version>' })),
-  manifestPath: setting('manifest', z.string({ error: 'required: the manifest file, e.g. persisted-query-manifest.json' })),
+  manifestPath: setting(
+    'manifest',
+    z.string({ error: 'required: the manifest file, e.g. persisted-query-manifest.json' }),
+  ),
 });
 export type PublishConfig = z.infer<typeof publishSettings>;
 
@@ -133,8 +151,14 @@ export function loadPublishConfig(env: Record<string, string | undefined>, argv:
     else if (a.startsWith('-') || args.manifest !== undefined) extra.push(a);
     else args.manifest = a;
   }
-  if (extra.length) throw new ConfigError(`invalid arguments:\n  unexpected ${extra.join(' ')} (usage: --app <name> --version <v> <manifest.json>)`);
-  const c = readSection({ LASTUNIT_URL: env.LASTUNIT_URL, LASTUNIT_ADMIN_KEY: env.LASTUNIT_ADMIN_KEY, ...args }, publishSettings);
+  if (extra.length)
+    throw new ConfigError(
+      `invalid arguments:\n  unexpected ${extra.join(' ')} (usage: --app <name> --version <v> <manifest.json>)`,
+    );
+  const c = readSection(
+    { LASTUNIT_URL: env.LASTUNIT_URL, LASTUNIT_ADMIN_KEY: env.LASTUNIT_ADMIN_KEY, ...args },
+    publishSettings,
+  );
   const url = new URL(c.url);
   if (url.pathname === '/') url.pathname = '/graphql'; // a bare origin means its /graphql
   return { ...c, url: url.toString() };

@@ -1,3 +1,5 @@
+// The database a Node entry runs on: DATABASE_URL, or the embedded PostgreSQL where the configuration allows it;
+// migrated.
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createDb, type Db } from '../db/pool.js';
@@ -11,7 +13,12 @@ import type { Metrics } from '../common/metrics.js';
  * allows it: node/config-sections.ts); migrated.
  * @example const { db, close } = await openDatabase(config.database, logger, metrics)
  */
-export async function openDatabase(settings: Config['database'], logger: Logger, metrics?: Metrics, poolSize = settings.poolSize) {
+export async function openDatabase(
+  settings: Config['database'],
+  logger: Logger,
+  metrics?: Metrics,
+  poolSize = settings.poolSize,
+) {
   let embedded: EmbeddedDb | undefined;
   let url = settings.url;
   if (!url) {

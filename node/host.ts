@@ -1,3 +1,5 @@
+// The Node host (`npm start`): the database, payments, marketplaces, live events, the HTTP app, graphql-ws and the
+// background loops, wired from the configuration resolved once by node/config.ts.
 import { serve, type ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -1,3 +1,5 @@
+// The payment processor a Node entry uses (Stripe, a separately run sandbox, or one in-process), wired from the
+// payments section.
 import type { Config } from './config.js';
 import type { Processor } from '../payments/processor.js';
 import type { PaymentSettings } from '../orders/payment-step.js';

@@ -11,16 +11,27 @@ void runEntry({
   async start(config) {
     const host = await startNodeHost(config);
     const address = host.bound.replace(/:\d+$/, '');
-    const scope = isLoopbackHost(address) ? 'this machine only' : /^(0\.0\.0\.0|\[::\])$/.test(address) ? 'every address' : 'this address';
+    const scope = isLoopbackHost(address)
+      ? 'this machine only'
+      : /^(0\.0\.0\.0|\[::\])$/.test(address)
+        ? 'every address'
+        : 'this address';
     const lines = [
-      `lastunit listening on ${host.bound} (${scope}): ${host.url}/graphql  (health: ${host.url}/healthz, metrics: ${host.url}/metrics)`,
-      host.embeddedDir ? `database: embedded PostgreSQL in ${host.embeddedDir}, demo catalog loaded` : 'database: DATABASE_URL',
+      `lastunit listening on ${host.bound} (${scope}): ${host.url}/graphql` +
+        `  (health: ${host.url}/healthz, metrics: ${host.url}/metrics)`,
+      host.embeddedDir
+        ? `database: embedded PostgreSQL in ${host.embeddedDir}, demo catalog loaded`
+        : 'database: DATABASE_URL',
     ];
     if (!config.auth.apiKeys) {
       const production = config.runtime.nodeEnv === 'production';
       const file = `${config.database.dataDir}/demo-keys.json`;
       // a production demo box (EMBEDDED_DATABASE=allow) never prints a whole key: logs travel further than the box
-      lines.push(production ? `demo API keys (EMBEDDED_DATABASE=allow; the whole keys are in ${file} only):` : `demo API keys (kept in ${file}):`);
+      lines.push(
+        production
+          ? `demo API keys (EMBEDDED_DATABASE=allow; the whole keys are in ${file} only):`
+          : `demo API keys (kept in ${file}):`,
+      );
       for (const k of host.keys) lines.push(`  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}`);
     }
     return { lines, stop: host.stop };

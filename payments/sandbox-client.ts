@@ -1,3 +1,4 @@
+// The Processor for the sandbox processor (payments/sandbox-server.ts) over HTTP, and the check of its signed webhooks.
 import type { AuthorizeRequest, AuthorizeResult, CancelResult, LookupStatus, NextAction, PaymentEvent, Processor } from './processor.js';
 import { ProcessorFault, WebhookSignatureError } from './processor.js';
 import { SIGNATURE_HEADER, verifySignature } from './webhook-signature.js';

@@ -1,3 +1,4 @@
+// The Processor for Stripe: PaymentIntents with the attempt's idempotency key, and Stripe's signed webhooks.
 import Stripe from 'stripe';
 import type { AuthorizeRequest, AuthorizeResult, CancelResult, LookupStatus, NextAction, PaymentEvent, Processor } from './processor.js';
 import { ProcessorFault, WebhookSignatureError } from './processor.js';

@@ -1,3 +1,4 @@
+// graphql-ws on the Node host's own port: subscriptions only, bounded like HTTP (message size, sockets, subscriptions).
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';

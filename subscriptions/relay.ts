@@ -1,3 +1,5 @@
+// The outbox relay: publishes committed outbox rows to live subscribers (and refreshes the availability cache), at
+// least once, batch by batch, several relays sharing the work.
 import type { Db } from '../db/pool.js';
 import { listenOutbox, publishOutboxBatch, type OutboxEvent } from '../db/outbox-store.js';
 import type { Metrics } from '../common/metrics.js';
