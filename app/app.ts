@@ -1,5 +1,5 @@
 import { Hono, type Context as HonoContext, type MiddlewareHandler } from 'hono';
-import { createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
+import { createYoga, type GraphiQLOptions, type Plugin, type YogaLogger } from 'graphql-yoga';
 import { execute as graphqlExecute } from 'graphql';
 import { schema } from '../schema/index.js';
 import type { Caller } from '../common/caller.js';
@@ -59,7 +59,10 @@ export type AppDeps = {
   metricsToken?: string;
   /** production: introspection off */
   production?: boolean;
-  graphiql?: boolean;
+  /** GraphiQL on GET /graphql for browsers (outside production), with these options (e.g. default `headers`) */
+  graphiql?: boolean | GraphiQLOptions;
+  /** GraphiQL's page (Node host: node/graphiql.ts, its assets served by the host); absent: Yoga's, from a CDN */
+  renderGraphiql?: (options: GraphiQLOptions) => string;
   /** the configured processor; absent: placeOrder refuses `payment` and no webhook route answers */
   payments?: { processor: Processor; settings: PaymentSettings };
   /**
@@ -122,7 +125,8 @@ export function createApp(deps: AppDeps) {
   const yoga = createYoga<YogaServerContext>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: deps.graphiql ? { title: 'lastunit' } : false,
+    graphiql: deps.graphiql ? { title: 'lastunit', ...(typeof deps.graphiql === 'object' ? deps.graphiql : {}) } : false,
+    renderGraphiQL: deps.renderGraphiql,
     landingPage: false,
     // faults are masked (`Unexpected error.`); input only the database refuses is a 400 BAD_USER_INPUT saying why
     maskedErrors: { maskError: maskFaultsNotInput },

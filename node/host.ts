@@ -24,6 +24,7 @@ import type { Config } from './config.js';
 import type { ApiKey } from '../common/caller.js';
 import { DEMO_CATALOG } from './demo-catalog.js';
 import { livePage } from './live-page.js';
+import { graphiqlAssets, renderGraphiql } from './graphiql.js';
 import { useManifestOperations } from '../edge/use-manifest-operations.js';
 import { shippedManifest } from '../edge/persisted-manifest.js';
 import { cachedPartnerDocuments } from '../edge/partner-documents.js';
@@ -65,6 +66,12 @@ async function demoKeys(dataDir: string): Promise<ApiKey[]> {
     await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   }
   return keys;
+}
+
+/** GraphiQL's default headers: the demo public key's Authorization, when this host minted the demo keys. */
+function demoHeaders(demo: ApiKey[] | undefined): string | undefined {
+  const key = demo?.find((k) => k.role === 'public')?.key;
+  return key ? JSON.stringify({ Authorization: `Bearer ${key}` }, null, 2) : undefined;
 }
 
 /**
@@ -129,7 +136,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     metrics,
     keys,
     logger,
-    graphiql: !production,
+    // with the demo keys GraphiQL starts with the public one in its headers tab (the live page has it too)
+    graphiql: !production && { headers: demoHeaders(config.auth.apiKeys ? undefined : keys) },
+    renderGraphiql,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; graphql-js runs it') })],
     production,
@@ -148,6 +157,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production) app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
+  if (!production) app.route('/', graphiqlAssets());
   // The page gets the demo public key only where this host minted the demo keys outside production; with API_KEYS,
   // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
   app.route('/', livePage({
