@@ -162,6 +162,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
   app.route('/', livePage({
     listSkus: () => catalog!.listSkus(),
+    productName: async (sku) => (await catalog!.findProducts([sku]))[0]?.name ?? null,
+    maxLineQuantity: config.orders.maxLineQuantity,
     publicKey: config.auth.apiKeys || production ? undefined : keys.find((k) => k.role === 'public')?.key,
     channelListings: (sku) => channels!.listingsOfSku(sku),
     lookupCaller,

@@ -1,15 +1,14 @@
 // Channels in the real Node host (a child process): its pusher sends listed quantities the moment a storefront change
 // commits, marketplace orders from the sandbox arrive as signed webhooks, and the live page shows each channel's
-// listed quantity for a SKU.
+// listed quantity for a SKU on its admin view.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { KEYS, CREATE_PRODUCT } from './support/app.js';
 import { startMarketplaceSandbox, type MarketplaceSandbox } from '../channels/sandbox-marketplace.js';
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = chromiumAvailable();
 
 const API_KEYS = `storefront:${KEYS.storefront},admin:${KEYS.admin}`;
 
@@ -59,17 +58,18 @@ describe('channels in the Node host', () => {
       const { rows } = await tdb.db.query(`SELECT available, sold FROM inventory WHERE sku = 'HOST-1'`);
       return rows[0].sold === 1 && rows[0].available === 2 && m.listed('HOST-1') === 1;
     });
-    const page = await (await fetch(`${host.url}/products/HOST-1`)).text();
+    const page = await (await fetch(`${host.url}/admin/products/HOST-1`)).text();
     expect(page).toContain('id="channels"');
     // the acknowledgement is recorded just after the marketplace answered
-    // channel names and listed quantities only to a known API key (any role): 401 without one, with an unknown one
-    for (const headers of [{}, { authorization: 'Bearer lu_not_a_key_at_all' }, { authorization: KEYS.storefront }] as Record<string, string>[]) {
-      const refused = await fetch(`${host.url}/products/HOST-1/channels`, { headers });
-      expect([refused.status, ((await refused.json()) as any).channels]).toEqual([401, undefined]);
+    // channel names and listed quantities only to an admin key: 401 without a known key, 403 for another role
+    const refusals = [[{}, 401], [{ authorization: 'Bearer lu_not_a_key_at_all' }, 401], [{ authorization: KEYS.admin }, 401], [{ authorization: `Bearer ${KEYS.storefront}` }, 403]] as const;
+    for (const [headers, status] of refusals) {
+      const refused = await fetch(`${host.url}/admin/products/HOST-1/channels`, { headers });
+      expect([refused.status, ((await refused.json()) as any).channels]).toEqual([status, undefined]);
     }
     let listed: any;
     await eventually('the listing recorded as pushed', async () => {
-      listed = await (await fetch(`${host.url}/products/HOST-1/channels`, { headers: { authorization: `Bearer ${KEYS.storefront}` } })).json();
+      listed = await (await fetch(`${host.url}/admin/products/HOST-1/channels`, { headers: { authorization: `Bearer ${KEYS.admin}` } })).json();
       return listed.channels[0]?.pending === false;
     });
     expect(listed.channels).toEqual([{ id: 'mkt', name: 'The Market', listed: 1, desired: 1, pending: false }]);
@@ -77,12 +77,12 @@ describe('channels in the Node host', () => {
     expect(metrics).toMatch(/lastunit_channel_push_lag_seconds_count\{channel="mkt"\} [1-9]/);
   });
 
-  it.skipIf(!existsSync(CHROMIUM))('the product page renders each channel\'s listed quantity and follows a change', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  it.skipIf(!hasChromium)('the admin view of a product renders each channel\'s listed quantity and follows a change', async () => {
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-      // the page asks for a key in ?key= when the host was given API_KEYS (this test has no public key: a storefront one)
-      await page.goto(`${host.url}/products/HOST-1?key=${KEYS.storefront}`);
+      // the admin view reads with the admin key given in ?key= (kept for the tab)
+      await page.goto(`${host.url}/admin/products/HOST-1?key=${KEYS.admin}`);
       const row = page.locator('#channel-mkt');
       await row.filter({ hasText: 'The Market' }).filter({ hasText: 'in sync' }).waitFor();
       expect(await row.locator('td').allTextContents()).toEqual(['The Market', '1', '1', 'in sync']);

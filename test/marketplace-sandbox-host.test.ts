@@ -71,10 +71,10 @@ describe('the marketplace sandbox in the Node host', () => {
     expect(placed.placeOrder.order.status).toBe('RESERVED');
     stock[sku]! -= 2;
     await listsDemoCatalog(ch.endpoint, stock);
-    // the live page's per-channel listing (with a key)
+    // the admin view's per-channel listing (with an admin key)
     let listed: any;
-    await eventually('the live page shows the acknowledged listing', async () => {
-      listed = await (await fetch(`${host!.url}/products/${sku}/channels`, { headers: { authorization: `Bearer ${KEYS.storefront}` } })).json();
+    await eventually('the admin view shows the acknowledged listing', async () => {
+      listed = await (await fetch(`${host!.url}/admin/products/${sku}/channels`, { headers: { authorization: `Bearer ${KEYS.admin}` } })).json();
       return listed.channels?.[0]?.pending === false && listed.channels[0].listed === demoListed(stock[sku]!);
     });
     expect(listed.channels).toEqual([{ id: DEMO_CHANNEL.id, name: DEMO_CHANNEL.name, listed: demoListed(stock[sku]!), desired: demoListed(stock[sku]!), pending: false }]);
