@@ -18,10 +18,14 @@ function sameDigest(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** Random demo keys for the embedded default, one per role. */
-export function generateDemoKeys(): ApiKey[] {
+/** Random demo keys for the embedded default, one per role; the partner key names `partnerApp` as its app. */
+export function generateDemoKeys(partnerApp: string): ApiKey[] {
   const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
-  return (['public', 'storefront', 'partner', 'admin'] as const).map((role) => ({ role, key: `lu_${role}_${hex()}` }));
+  return (['public', 'storefront', 'partner', 'admin'] as const).map((role) => ({
+    role,
+    key: `lu_${role}_${hex()}`,
+    ...(role === 'partner' ? { client: partnerApp } : {}),
+  }));
 }
 
 export type AuthVariables = { caller: Caller };

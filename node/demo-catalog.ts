@@ -5,7 +5,12 @@ export const DEMO_CATALOG = [
   { sku: 'TEE-BLK-M', name: 'Black tee, M', priceAmount: 2500, currency: 'USD', initialStock: 100 },
   { sku: 'MUG-WHT', name: 'White mug', priceAmount: 1400, currency: 'USD', initialStock: 40 },
   { sku: 'VINYL-LP', name: 'Tour vinyl, numbered', priceAmount: 3500, currency: 'USD', initialStock: 5 },
+  // what the partner examples read (examples/partners, docs/partners.md)
+  { sku: 'LAMP-1', name: 'Brass desk lamp', priceAmount: 4200, currency: 'USD', initialStock: 7 },
 ];
+
+/** The partner app the demo `partner` key names (`partner:acme:<key>`): the app the partner examples publish for. */
+export const DEMO_PARTNER_APP = 'acme';
 
 /**
  * The demo marketplace channel: a SANDBOX channel pointing at the marketplace sandbox the Node host starts in-process

@@ -22,7 +22,7 @@ import { redisRateLimitStore } from './rate-limit-redis.js';
 import { generateDemoKeys } from '../app/api-keys.js';
 import type { Config } from './config.js';
 import type { ApiKey } from '../common/caller.js';
-import { DEMO_CATALOG } from './demo-catalog.js';
+import { DEMO_CATALOG, DEMO_PARTNER_APP } from './demo-catalog.js';
 import { livePage } from './live-page.js';
 import { graphiqlAssets, renderGraphiql } from './graphiql.js';
 import { useManifestOperations } from '../edge/use-manifest-operations.js';
@@ -58,9 +58,12 @@ async function demoKeys(dataDir: string): Promise<ApiKey[]> {
   } catch {
     // none yet: minted below
   }
-  // a file from before a role existed (e.g. `public`, the live page's) gets that role's key added, the others kept
-  const missing = generateDemoKeys().filter((k) => !keys?.some((have) => have.role === k.role));
-  if (!keys || missing.length) {
+  // a file from before a role existed (e.g. `public`, the live page's) gets that role's key added, the others kept;
+  // a partner key from before demo keys named an app gets the demo app (the partner examples publish for it)
+  const missing = generateDemoKeys(DEMO_PARTNER_APP).filter((k) => !keys?.some((have) => have.role === k.role));
+  const appless = keys?.filter((k) => k.role === 'partner' && !k.client) ?? [];
+  for (const k of appless) k.client = DEMO_PARTNER_APP;
+  if (!keys || missing.length || appless.length) {
     keys = [...(keys ?? []), ...missing];
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
