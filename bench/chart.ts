@@ -1,4 +1,4 @@
-// The SVG chart of `npm run bench` (docs/bench.svg, shown in the README): claims/s by concurrent clients for lastunit,
+// The SVG chart of `npm run bench` (bench/results/latest.svg; docs/bench.svg, the README's, with --update-docs): claims/s by concurrent clients for lastunit,
 // the ceiling and the naive claim (left), and their p50/p99 response times (right). Plain SVG, no dependencies.
 
 export type ChartPoint = { clients: number; claimsPerS: number; p50Ms: number; p99Ms: number };
@@ -46,7 +46,7 @@ function panel(x0: number, title: string, yLabel: string, clients: number[], lin
 
 /**
  * The chart as an SVG document.
- * @example await writeFile('docs/bench.svg', renderChart(series, 'lastunit bench, 2026-01-01'))
+ * @example await writeFile('bench/results/latest.svg', renderChart(series, 'lastunit bench, 2026-01-01'))
  */
 export function renderChart(series: ChartSeries[], subtitle: string): string {
   const clients = [...new Set(series.flatMap((s) => s.points.map((p) => p.clients)))].sort((a, b) => a - b);

@@ -3,9 +3,11 @@
 // when installed, else through `pg` here) and a naive read-then-write (oversells), each as a hot SKU for a fixed time
 // and as a flash sale of N buyers at M units; the hot SKU again at 1/4/16 clients for the chart; our trivial
 // `{ __typename }` against a bare graphql-yoga on node:http and against sold-out placeOrder answers; live fan-out
-// freshness. Prints progress while it runs, the table and four ratios; writes the JSON and the SVG chart.
+// freshness. Prints progress while it runs, the table and four ratios; writes the JSON and the SVG chart under
+// bench/results/ (git-ignored); `--update-docs` also copies the chart to docs/bench.svg, the README's.
 //   BENCH_BUYERS (2000) BENCH_UNITS (100) BENCH_CONCURRENCY (64) BENCH_DURATION_S (10) BENCH_CHART_DURATION_S (3)
-//   BENCH_SUBSCRIBERS (2000) BENCH_SALES (50), or --buyers= --units= --concurrency= --duration= --out= --svg=;
+//   BENCH_SUBSCRIBERS (2000) BENCH_SALES (50) BENCH_CHART_CLIENTS (1,4,16), or --buyers= --units= --concurrency=
+//   --duration= --chart-clients= --out= --svg=;
 //   BENCH_CEILING=pg forces the pg ceiling; DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
 // Bounded: a safety timeout stops everything; every server it starts listens on 127.0.0.1 and is stopped at the end.
 import os from 'node:os';
@@ -15,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { createBenchDatabase, drainOutbox, settleDatabase, type BenchDatabase } from './database.js';
 import { openBenchPool } from './pg-load.js';
-import { writeFile, mkdir } from 'node:fs/promises';
+import { copyFile, writeFile, mkdir } from 'node:fs/promises';
 import { formatTable, writeResult, type BenchResult, type ClientsRow, type ScenarioResult } from './report.js';
 import { baselineScenario, lastunitScenario, runOnce, type ScenarioContext } from './scenarios.js';
 import { startServer, type ServerProcess } from './server.js';
@@ -42,7 +44,7 @@ export type BenchOptions = {
   serverPoolSize?: number;
   /** where the JSON goes (default bench/results/latest.json) */
   outFile?: string;
-  /** where the SVG chart goes (default docs/bench.svg with the default JSON, else beside the JSON) */
+  /** where the SVG chart goes (default: beside the JSON, bench/results/latest.svg) */
   svgFile?: string;
   /** the chart's other client counts (the headline's concurrency is always one): default 1, 4, 16 */
   chartClients?: number[];
@@ -59,7 +61,8 @@ export type BenchOptions = {
 };
 
 export const DEFAULT_OUT_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
-export const DEFAULT_SVG_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'bench.svg');
+/** The README's chart: written only by `npm run bench -- --update-docs`, so a plain run leaves the tree as it was. */
+export const DOCS_SVG_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'bench.svg');
 
 const BARE_READY = /bare yoga listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql/;
 
@@ -289,7 +292,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     }
     const outFile = opts.outFile ?? DEFAULT_OUT_FILE;
     await writeResult(outFile, result);
-    const svgFile = opts.svgFile ?? (opts.outFile ? outFile.replace(/\.json$/, '') + '.svg' : DEFAULT_SVG_FILE);
+    const svgFile = opts.svgFile ?? svgBeside(outFile);
     await mkdir(path.dirname(svgFile), { recursive: true });
     const series = (['lastunit', 'ceiling', 'naive'] as const).map((k, i) => ({
       name: k === 'lastunit' ? 'lastunit placeOrder (HTTP)' : k === 'ceiling' ? `bare claim (${ceilingVia})` : 'naive read-then-write (pg)',
@@ -309,6 +312,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     if (bdb) await settle(`dropping ${bdb.name}`, bdb.drop(), 30_000, log);
   }
 }
+
+const svgBeside = (jsonFile: string) => jsonFile.replace(/\.json$/, '') + '.svg';
 
 function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = new Map(
@@ -336,6 +341,11 @@ function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     outFile: flags.get('out') ?? env.BENCH_OUT,
     svgFile: flags.get('svg') ?? env.BENCH_SVG,
     chartDurationS: num('chart-duration', 'BENCH_CHART_DURATION_S', 0.5),
+    chartClients: (flags.get('chart-clients') ?? env.BENCH_CHART_CLIENTS)?.split(',').map((c) => {
+      const n = Number(c);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_CHART_CLIENTS / --chart-clients must be client counts like 1,4,16, got "${c}"`);
+      return n;
+    }),
     fanout: { subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 2000, sales: int('sales', 'BENCH_SALES', 1) ?? 50 },
     ceiling: env.BENCH_CEILING === 'pg' ? 'pg' : undefined,
   };
@@ -345,9 +355,16 @@ async function main() {
   const opts = cliOptions(process.argv.slice(2), process.env);
   const ac = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => ac.abort());
+  const updateDocs = process.argv.includes('--update-docs');
   const result = await runBench({ ...opts, signal: ac.signal });
   console.log(`\n${formatTable(result)}`);
-  console.log(`\nJSON: ${path.relative(process.cwd(), opts.outFile ?? DEFAULT_OUT_FILE)}`);
+  const outFile = opts.outFile ?? DEFAULT_OUT_FILE;
+  const svgFile = opts.svgFile ?? svgBeside(outFile);
+  console.log(`\nJSON: ${path.relative(process.cwd(), outFile)}, chart: ${path.relative(process.cwd(), svgFile)}`);
+  if (updateDocs && result.ok) {
+    await copyFile(svgFile, DOCS_SVG_FILE);
+    console.log(`--update-docs: copied the chart to ${path.relative(process.cwd(), DOCS_SVG_FILE)} (the README's); say in the README what this run printed`);
+  } else if (updateDocs) console.log('--update-docs: the run failed, so docs/bench.svg is left as it was');
   return result.ok ? 0 : 1;
 }
 

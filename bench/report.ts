@@ -18,6 +18,11 @@ export type ScenarioResult = {
   concurrency: number;
   /** closed-loop rounds the figures add up (the hot-SKU pair alternates lastunit, ceiling, ceiling, lastunit) */
   rounds: number;
+  /**
+   * requests sent (lastunit: idempotency keys minted, one per request; baselines: statements run). A timed round stops
+   * listening with requests still in flight, which the server completes: `sold` may exceed `requests`, never `sent`.
+   */
+  sent: number;
   /** answered requests (claims + refusals + errors) */
   requests: number;
   /** units claimed, from the database (RESERVED orders / claim rows) */
@@ -93,17 +98,18 @@ const fmt = {
   ratio: (n: number | null) => (n === null ? '-' : n.toFixed(2)),
 };
 
-/** The table as printed by `npm run bench`. */
+/** The table as printed by `npm run bench`: every row and column named in words, and what the figures mean below it. */
 export function formatTable(r: BenchResult): string {
-  const head = ['scenario', 'requests', 'sold', 'oversold', 'duplicates', 'errors', 'claims/s', 'req/s', 'p50 ms', 'p99 ms', 'ratio'];
+  const head = ['what ran', 'sent', 'answered', 'units sold', 'oversold', 'dup. orders', 'errors', 'sold/s', 'answers/s', 'p50 ms', 'p99 ms', 'vs bare'];
   const rows = r.scenarios.map((s) => [
     s.label,
+    fmt.int(s.sent),
     fmt.int(s.requests),
     fmt.int(s.sold),
     fmt.int(s.oversold),
     s.duplicates === null ? '-' : fmt.int(s.duplicates),
     fmt.int(s.errors),
-    fmt.int(s.claimsPerS),
+    s.mode === 'flash' ? '-' : fmt.int(s.claimsPerS),
     fmt.int(s.requestsPerS),
     fmt.ms(s.p50Ms),
     fmt.ms(s.p99Ms),
@@ -113,6 +119,7 @@ export function formatTable(r: BenchResult): string {
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const line2 = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(8) : c.padStart(26))).join('');
   const p = r.params;
+  const naive = r.scenarios.filter((s) => s.engine === 'naive').map((s) => `${s.mode === 'hot' ? 'hot SKU' : 'flash sale'} ${s.conserved ? 'conserved' : 'NOT conserved'}`);
   const out = [
     `lastunit flash-sale bench: ${p.buyers} buyers at ${p.units} units, ${p.concurrency} concurrent clients, ` +
       `hot SKU ${p.durationS} s at ${fmt.int(p.hotStock)} units; pg pool ${p.pgPoolSize}, server pool ${r.environment.serverPoolSize}`,
@@ -123,26 +130,33 @@ export function formatTable(r: BenchResult): string {
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
     '',
-    'ratio: hot rows = claims/s over the ceiling hot SKU; flash rows = req/s over the ceiling flash sale.',
-    'naive oversold = its successful claims - units (it keeps no conservation: ' +
-      (r.scenarios.filter((s) => s.engine === 'naive').map((s) => `${s.mode} ${s.conserved ? 'conserved' : 'NOT conserved'}`).join(', ') || 'n/a') +
-      ').',
-    `ceiling: ${r.ceiling.via === 'pgbench' ? `${r.ceiling.version}, -M prepared, claims counted in the database` : `pg in the bench process (${r.ceiling.version}): pgbench is not installed`}`,
+    `flash sale: ${fmt.int(p.buyers)} buyers, one request each, race for ${fmt.int(p.units)} units, ${p.concurrency} at a time; ` +
+      `all but ${fmt.int(p.units)} are told "sold out".`,
+    `hot SKU: one product with ${fmt.int(p.hotStock)} units, so it never sells out: ${p.concurrency} clients claim one unit per request for ${p.durationS} s.`,
+    'placeOrder over HTTP: lastunit itself, a child process, every request a new order with its own idempotency key and buyer.',
+    `bare claim statement: the least any correct claim costs, one conditional UPDATE and one insert in PostgreSQL, no HTTP, no order ` +
+      `(${r.ceiling.via === 'pgbench' ? `${r.ceiling.version}, -M prepared` : `pg in the bench process (${r.ceiling.version}), pgbench is not installed`}).`,
+    `naive read-then-write: read the stock, then write it (what not to do; its oversold = units it claimed beyond the stock: ${naive.join(', ') || 'n/a'}).`,
+    'sent / answered: requests sent and answers received. A hot-SKU round stops its clock with requests still in flight; the server',
+    '  completes them after the client stopped listening, so units sold can exceed answered, never sent.',
+    'units sold: claims recorded in the database. dup. orders: orders beyond one per idempotency key (must be 0).',
+    'sold/s: units sold per second (a flash sale sells only its stock, so its rate is answers/s). vs bare: hot-SKU rows sold/s over',
+    '  the bare claim statement\'s on a hot SKU; flash-sale rows answers/s over the bare statement\'s flash sale (1.00 = as fast as one SQL statement).',
     '',
-    'hot SKU by concurrent clients: claims/s (p50 / p99 ms)',
-    line2(['clients', 'lastunit (HTTP)', `ceiling (${r.ceiling.via})`, 'naive (pg)']),
+    'hot SKU by concurrent clients: units sold/s (p50 / p99 ms)',
+    line2(['clients', 'placeOrder (HTTP)', `bare claim (${r.ceiling.via})`, 'naive (pg)']),
     ...r.byClients.map((c) => line2([String(c.clients), ...[c.lastunit, c.ceiling, c.naive].map((x) => `${fmt.int(x.claimsPerS)} (${fmt.ms(x.p50Ms)} / ${fmt.ms(x.p99Ms)})`)])),
     '',
     `RATIOS (one run; target in brackets)`,
-    `  1. hot SKU placeOrder vs ${r.ratios.hotVsCeiling.via} bare claim, ${r.ratios.hotVsCeiling.clients} clients: ` +
-      `${fmt.int(r.ratios.hotVsCeiling.lastunitClaimsPerS)} / ${fmt.int(r.ratios.hotVsCeiling.ceilingClaimsPerS)} claims/s = ${fmt.ratio(r.ratios.hotVsCeiling.ratio)}  [>= 1.0]`,
-    `  2. sold-out placeOrder vs our { __typename }: ${fmt.int(r.ratios.soldOutVsTrivial.soldOutPerS)} / ${fmt.int(r.ratios.soldOutVsTrivial.trivialPerS)} req/s = ` +
+    `  1. hot SKU: placeOrder's units sold/s over the ${r.ratios.hotVsCeiling.via} bare claim statement's, ${r.ratios.hotVsCeiling.clients} clients: ` +
+      `${fmt.int(r.ratios.hotVsCeiling.lastunitClaimsPerS)} / ${fmt.int(r.ratios.hotVsCeiling.ceilingClaimsPerS)} = ${fmt.ratio(r.ratios.hotVsCeiling.ratio)}  [>= 1.0]`,
+    `  2. "sold out" answers of placeOrder over answers to our { __typename }: ${fmt.int(r.ratios.soldOutVsTrivial.soldOutPerS)} / ${fmt.int(r.ratios.soldOutVsTrivial.trivialPerS)} req/s = ` +
       `${fmt.ratio(r.ratios.soldOutVsTrivial.ratio)}  [>= 0.8]`,
-    `  3. our { __typename } vs bare graphql-yoga on node:http: ${fmt.int(r.ratios.trivialVsBareYoga.trivialPerS)} / ${fmt.int(r.ratios.trivialVsBareYoga.bareYogaPerS)} req/s = ` +
+    `  3. our { __typename } over a bare graphql-yoga on node:http (the middleware's cost): ${fmt.int(r.ratios.trivialVsBareYoga.trivialPerS)} / ${fmt.int(r.ratios.trivialVsBareYoga.bareYogaPerS)} req/s = ` +
       `${fmt.ratio(r.ratios.trivialVsBareYoga.ratio)}  [>= 0.8]`,
-    `  4. fan-out freshness p99, ${r.fanout.subscribers} subscribers, ${r.fanout.sales} sales: ${r.ratios.fanoutFreshness.p99Ms} ms (p50 ${r.ratios.fanoutFreshness.p50Ms}); ` +
-      `target ${r.ratios.fanoutFreshness.targetMs} ms / p99 = ${fmt.ratio(r.ratios.fanoutFreshness.ratio)}  [>= 1.0]`,
-    `HEADLINE  placeOrder hot-SKU claims/s / ceiling claims/s = ${fmt.int(r.headline.lastunitClaimsPerS)} / ` +
+    `  4. fan-out freshness: ${r.fanout.subscribers} subscribers, ${r.fanout.sales} sales, p99 from the last sale's commit to a subscriber showing it: ` +
+      `${r.ratios.fanoutFreshness.p99Ms} ms (p50 ${r.ratios.fanoutFreshness.p50Ms}); target ${r.ratios.fanoutFreshness.targetMs} ms / p99 = ${fmt.ratio(r.ratios.fanoutFreshness.ratio)}  [>= 1.0]`,
+    `HEADLINE  hot SKU placeOrder units sold/s over the bare claim statement's = ${fmt.int(r.headline.lastunitClaimsPerS)} / ` +
       `${fmt.int(r.headline.ceilingClaimsPerS)} = ${fmt.ratio(r.headline.ratio)}`,
   ];
   for (const s of [r.warmup, ...r.scenarios]) {

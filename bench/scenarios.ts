@@ -48,17 +48,18 @@ export async function runOnce(scenario: Promise<Scenario>, limit: Limit): Promis
   return s.finish();
 }
 
+// What each row measures, in words (the table's notes say what a flash sale and a hot SKU are).
 const LABELS = {
-  lastunit: { flash: 'lastunit flash sale (HTTP)', hot: 'lastunit hot SKU (HTTP)' },
-  ceiling: { flash: 'ceiling flash sale', hot: 'ceiling hot SKU' },
-  naive: { flash: 'naive flash sale', hot: 'naive hot SKU' },
+  lastunit: { flash: 'flash sale: placeOrder over HTTP', hot: 'hot SKU: placeOrder over HTTP' },
+  ceiling: { flash: 'flash sale: bare claim statement', hot: 'hot SKU: bare claim statement' },
+  naive: { flash: 'flash sale: naive read-then-write', hot: 'hot SKU: naive read-then-write' },
 } as const;
 
 /**
  * What every scenario reports alike: the client's counts, the database's figures and the rates over the measured
  * windows (from the answers clients received in them).
  */
-function figures(ctx: ScenarioContext, spec: Spec, run: { sku: string; rounds: number; o: LoadOutcome; sold: number; oversold: number; inventory: InventoryRow }) {
+function figures(ctx: ScenarioContext, spec: Spec, run: { sku: string; rounds: number; o: LoadOutcome; sent: number; sold: number; oversold: number; inventory: InventoryRow }) {
   const { o } = run;
   const [p50, p99] = o.latency.percentiles(50, 99);
   return {
@@ -67,6 +68,7 @@ function figures(ctx: ScenarioContext, spec: Spec, run: { sku: string; rounds: n
     units: spec.units,
     concurrency: ctx.concurrency,
     rounds: run.rounds,
+    sent: run.sent,
     requests: o.requests,
     sold: run.sold,
     refused: o.refused,
@@ -129,11 +131,11 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
       check(sold === Math.min(spec.units, requested), `sold ${sold} of ${spec.units} units to ${requested} buyers (undersold)`);
     return {
       id: `lastunit-${tag}`,
-      label: spec.tag ? `lastunit ${spec.tag} (HTTP)` : LABELS.lastunit[spec.mode],
+      label: spec.tag ? `${spec.tag}: placeOrder over HTTP` : LABELS.lastunit[spec.mode],
       engine: 'lastunit',
       via: 'http',
       duplicates,
-      ...figures(ctx, spec, { sku, rounds, o, sold, oversold, inventory: f.inventory }),
+      ...figures(ctx, spec, { sku, rounds, o, sent: o.keysSent, sold, oversold, inventory: f.inventory }),
       problems,
       warnings,
     };
@@ -175,7 +177,8 @@ export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' |
       engine,
       via,
       duplicates: null,
-      ...figures(ctx, spec, { sku, rounds, o, sold, oversold, inventory: f.inventory }),
+      // a baseline's client counts every statement it runs, none left in flight
+      ...figures(ctx, spec, { sku, rounds, o, sent: o.requests, sold, oversold, inventory: f.inventory }),
       problems: [],
       warnings,
     };

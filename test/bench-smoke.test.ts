@@ -1,38 +1,45 @@
-// `npm run bench` in miniature: the real server as a child process, placeOrder over HTTP, both pg baselines, the
-// database's account checked, the JSON written. Uses the suite's PostgreSQL (its own database there, dropped after).
+// `npm run bench` in miniature, as a user runs it (the CLI, default output files): the real server as a child process,
+// placeOrder over HTTP, both pg baselines, the database's account checked, the JSON and the chart written under
+// bench/results/ and nothing else in the working tree changed. Uses the suite's PostgreSQL (its own database there).
 import { describe, expect, inject, it } from 'vitest';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { runBench, type BenchResult } from '../bench/flash-sale.js';
+import type { BenchResult } from '../bench/flash-sale.js';
 import { pgbenchVersion } from '../bench/pgbench.js';
+import { ROOT } from '../kit/root.js';
 
-const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bench', 'results', 'smoke.json');
+const OUT = path.join(ROOT, 'bench', 'results', 'latest.json');
 const SVG = OUT.replace(/\.json$/, '.svg');
 const UNITS = 20;
+const gitStatus = () => execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' });
 
 describe('bench (smoke)', () => {
-  it('sells exactly the units with no oversell or duplicate, measures the ceiling, and writes the JSON', async () => {
-    const lines: string[] = [];
-    let r: BenchResult;
-    try {
-      r = await runBench({
-        adminUrl: inject('pgAdminUrl'),
-        buyers: 150,
-        units: UNITS,
-        concurrency: 16,
-        durationS: 1,
-        outFile: OUT,
-        svgFile: SVG,
-        chartClients: [1],
-        chartDurationS: 1,
-        fanout: { subscribers: 20, sales: 5 },
-        timeoutMs: 150_000,
-        log: (l) => lines.push(l),
-      });
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n${lines.join('\n')}`);
-    }
+  it('sells exactly the units with no oversell or duplicate, measures the ceiling, writes its files under bench/results/ only', async () => {
+    const before = gitStatus();
+    const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = execFile('npm', ['run', '-s', 'bench'], {
+        cwd: ROOT,
+        timeout: 170_000,
+        maxBuffer: 16 * 1024 * 1024,
+        env: {
+          ...process.env,
+          DATABASE_URL: inject('pgAdminUrl'),
+          BENCH_BUYERS: '150',
+          BENCH_UNITS: String(UNITS),
+          BENCH_CONCURRENCY: '16',
+          BENCH_DURATION_S: '1',
+          BENCH_CHART_CLIENTS: '1',
+          BENCH_CHART_DURATION_S: '1',
+          BENCH_SUBSCRIBERS: '20',
+          BENCH_SALES: '5',
+        },
+      }, (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}${stderr}` }));
+    });
+    expect(run.code, run.out).toBe(0);
+    expect(gitStatus()).toBe(before); // docs/bench.svg only with --update-docs
+    const r = JSON.parse(await readFile(OUT, 'utf8')) as BenchResult;
+    expect(run.out).toContain('units sold can exceed answered, never sent');
     const by = (id: string) => {
       const s = r.scenarios.find((x) => x.id === id);
       if (!s) throw new Error(`no scenario ${id}`);
@@ -67,18 +74,20 @@ describe('bench (smoke)', () => {
     const svg = await readFile(SVG, 'utf8');
     expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
     expect(svg).toContain('claims per second');
-    expect(lines.some((l) => /fan-out|RATIOS|ceiling runs through/.test(l))).toBe(true);
+    expect(run.out).toMatch(/ceiling runs through/);
+    expect(run.out).toMatch(/RATIOS/);
 
-    const json = JSON.parse(await readFile(OUT, 'utf8')) as BenchResult;
-    expect(json).toMatchObject({ version: 1, ok: true, params: { buyers: 150, units: UNITS, concurrency: 16, durationS: 1 } });
-    expect(json.headline).toEqual(r.headline);
-    expect(json.environment.postgres).toBeTruthy();
-    expect(json.scenarios.map((s) => s.id)).toEqual(['lastunit-flash', 'lastunit-hot', 'ceiling-hot', 'naive-hot', 'ceiling-flash', 'naive-flash']);
-    for (const s of json.scenarios) {
-      for (const field of ['sold', 'oversold', 'errors', 'claimsPerS', 'requestsPerS', 'p50Ms', 'p99Ms', 'ratioToCeiling'] as const) {
+    expect(r).toMatchObject({ version: 1, ok: true, params: { buyers: 150, units: UNITS, concurrency: 16, durationS: 1 } });
+    expect(r.environment.postgres).toBeTruthy();
+    expect(r.scenarios.map((s) => s.id)).toEqual(['lastunit-flash', 'lastunit-hot', 'ceiling-hot', 'naive-hot', 'ceiling-flash', 'naive-flash']);
+    for (const s of r.scenarios) {
+      for (const field of ['sent', 'sold', 'oversold', 'errors', 'claimsPerS', 'requestsPerS', 'p50Ms', 'p99Ms', 'ratioToCeiling'] as const) {
         expect(s[field], `${s.id}.${field}`).toEqual(expect.any(Number));
       }
       expect(s).toHaveProperty('duplicates');
+      // what was sold was asked for: a row never sells more than it sent
+      if (s.engine !== 'naive') expect(s.sold, s.id).toBeLessThanOrEqual(s.sent);
+      expect(run.out, s.id).toContain(s.label); // every row named in words
     }
   }, 180_000);
 });
