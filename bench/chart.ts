@@ -1,5 +1,6 @@
-// The SVG chart of `npm run bench` (bench/results/latest.svg; docs/bench.svg, the README's, with --update-docs): claims/s by concurrent clients for lastunit,
-// the ceiling and the naive claim (left), and their p50/p99 response times (right). Plain SVG, no dependencies.
+// The SVG chart of `npm run bench` (bench/results/latest.svg; docs/bench.svg, the README's, with --update-docs):
+// claims/s by concurrent clients for lastunit, the ceiling and the naive claim (left), and their p50/p99 response times
+// (right). Plain SVG, no dependencies.
 
 export type ChartPoint = { clients: number; claimsPerS: number; p50Ms: number; p99Ms: number };
 export type ChartSeries = { name: string; color: string; points: ChartPoint[] };
