@@ -3,7 +3,9 @@ import { Redis } from 'ioredis';
 import { KEYS, startTestApp } from './support/app.js';
 import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
 import { redisRateLimitStore } from '../node/rate-limit-redis.js';
-import { uniquePrefix } from './support/redis.js';
+import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
+
+const hasRedis = await redisAvailable();
 
 // Default limits except depth: the schema has no cycles, so no query can reach the default depth of 8; 4 shows the rule.
 const t = await startTestApp({ limits: { maxDepth: 4 } });
@@ -132,8 +134,8 @@ describe('the per-key rate limit', () => {
     expect(failures).toHaveLength(3);
   });
 
-  it.skipIf(!process.env.REDIS_URL)('answers 429 with Retry-After past the limit, per key (Redis, shared by instances)', async () => {
-    const redis = new Redis(process.env.REDIS_URL!);
+  it.skipIf(!hasRedis)('answers 429 with Retry-After past the limit, per key (Redis, shared by instances)', async () => {
+    const redis = new Redis(REDIS_URL);
     try {
       // a window of its own: a fresh prefix per run through the clock
       const base = Date.now() + Math.floor(Math.random() * 1e9) * 60_000;
@@ -143,8 +145,8 @@ describe('the per-key rate limit', () => {
     }
   });
 
-  it.skipIf(!process.env.REDIS_URL)('counts apart under each REDIS_KEY_PREFIX (deployments sharing one Redis)', async () => {
-    const redis = new Redis(process.env.REDIS_URL!);
+  it.skipIf(!hasRedis)('counts apart under each REDIS_KEY_PREFIX (deployments sharing one Redis)', async () => {
+    const redis = new Redis(REDIS_URL);
     try {
       const hour = 3_600_000;
       const start = Math.floor(Date.now() / hour) * hour;

@@ -9,10 +9,10 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
  * is a failure, not a skip; elsewhere the suites that need it are skipped and say why.
  * @example const hasChromium = chromiumAvailable(); describe.skipIf(!hasChromium)(...)
  */
-export function chromiumAvailable(): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.env.CI === 'true') throw new Error(`chromium is required in CI but ${CHROMIUM} is missing (apt-get install -y chromium)`);
-  console.warn(`chromium not found at ${CHROMIUM}: skipping the browser tests (they fail instead when CI=true)`);
+export function chromiumAvailable(executable = CHROMIUM, ci = process.env.CI === 'true'): boolean {
+  if (existsSync(executable)) return true;
+  if (ci) throw new Error(`chromium is required in CI but ${executable} is missing (apt-get install -y chromium)`);
+  console.warn(`chromium not found at ${executable}: skipping the browser tests (they fail instead when CI=true)`);
   return false;
 }
 
