@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnServer } from '../kit/server.js';
+import { sessionScript } from './support/session.js';
 
 // docs/payments.md's curl session (every checkout flow), run as written against `npm start`'s host: embedded
 // PostgreSQL, the in-process sandbox, demo keys.
@@ -19,11 +20,7 @@ afterAll(async () => {
 describe('docs/payments.md', () => {
   it('runs the checkout session as written and every step answers what the page says', () => {
     expect(block).toBeTruthy();
-    const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as { role: string; key: string }[];
-    const script = block!
-      .replace('API=http://127.0.0.1:4000/graphql', `API=${server.url}/graphql`)
-      .replace('lu_admin_replace_me', keys.find((k) => k.role === 'admin')!.key)
-      .replace('lu_storefront_replace_me', keys.find((k) => k.role === 'storefront')!.key);
+    const script = sessionScript(block!, server.output(), dataDir); // the address from the start banner, as a reader takes it
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', `curl() { command curl --fail-with-body "$@"; echo; }\n${script}`], { encoding: 'utf8', timeout: 60_000 });
     const answers = out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(answers).toHaveLength(12);

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnServer } from '../kit/server.js';
+import { sessionScript } from './support/session.js';
 
 // The README's worked session, run as written against `npm start`'s host: embedded PostgreSQL, demo catalog, demo keys.
 const readme = readFileSync('README.md', 'utf8');
@@ -35,11 +36,7 @@ describe('the README', () => {
   });
 
   it('runs the worked session as written and every step answers what the README says', () => {
-    const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as { role: string; key: string }[];
-    const script = block!
-      .replace('API=http://127.0.0.1:4000/graphql', `API=${server.url}/graphql`)
-      .replace('lu_admin_replace_me', keys.find((k) => k.role === 'admin')!.key)
-      .replace('lu_storefront_replace_me', keys.find((k) => k.role === 'storefront')!.key);
+    const script = sessionScript(block!, server.output(), dataDir); // the address from the start banner, as a reader takes it
     // one JSON answer per line: a newline after every curl
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', `curl() { command curl --fail-with-body "$@"; echo; }\n${script}`], {
       encoding: 'utf8',

@@ -46,7 +46,13 @@ describe('the worker bundle', () => {
       const bundle = path.join(outdir, 'worker.js');
       expect(existsSync(bundle), `no ${bundle}:\n${r.stdout}`).toBe(true);
       const code = readFileSync(bundle, 'utf8');
-      console.log(`wrangler bundle: ${(statSync(bundle).size / 1024).toFixed(1)} KiB, ${(gzipSync(code).length / 1024).toFixed(1)} KiB gzipped`);
+      const kib = { raw: statSync(bundle).size / 1024, gzipped: gzipSync(code).length / 1024 };
+      console.log(`wrangler bundle: ${kib.raw.toFixed(1)} KiB, ${kib.gzipped.toFixed(1)} KiB gzipped`);
+      // docs/edge.md says how large the upload is: within 10% of what this build measures
+      const said = /about ([\d.]+) MiB, (\d+) KiB gzipped/.exec(readFileSync(path.join(ROOT, 'docs/edge.md'), 'utf8'));
+      expect(said, 'docs/edge.md names the bundle size').not.toBeNull();
+      expect(Math.abs(Number(said![1]) * 1024 / kib.raw - 1), `docs/edge.md says ${said![0]}; measured ${kib.raw.toFixed(0)} KiB`).toBeLessThan(0.1);
+      expect(Math.abs(Number(said![2]) / kib.gzipped - 1), `docs/edge.md says ${said![0]}; measured ${kib.gzipped.toFixed(0)} KiB gzipped`).toBeLessThan(0.1);
 
       const metafile = JSON.parse(readFileSync(metafilePath, 'utf8')) as Metafile;
       const packages = packagesOf(metafile);
