@@ -1,16 +1,27 @@
 import { defineConfig } from 'vitest/config';
 
+// Files that load the machine themselves (throughput, a 2,000-subscription heap measurement, races of hundreds of
+// buyers) run after the rest, one at a time: beside other files their figures and timeouts would measure the neighbours.
+const ALONE = ['test/ws-bounds.test.ts', 'test/bench-smoke.test.ts', 'test/bench-channels-smoke.test.ts', 'test/races.test.ts'];
+
 export default defineConfig({
   // One graphql realm: Node loads graphql's CommonJS build for every dependency, so inlined test code must too.
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
-    include: ['test/**/*.test.ts'],
     reporters: ['default', './test/support/fail-on-failed-files.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // every file has its own database, so files run in parallel
-    fileParallelism: true,
+    projects: [
+      {
+        extends: true,
+        // Every file has its own database, so files run in parallel. Most of a file's time is spent waiting (on server
+        // processes, PostgreSQL, timers), so more files than cores run at once: vitest's default, cores - 1, is one
+        // file at a time on a 2-core machine.
+        test: { name: 'parallel', include: ['test/**/*.test.ts'], exclude: [...ALONE, '**/node_modules/**'], maxWorkers: 3 },
+      },
+      { extends: true, test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

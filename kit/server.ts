@@ -1,6 +1,7 @@
 // The one way tests and benchmarks run the real Node host (or another entry) as a child process: same command line,
 // same ready check, same stop, and no child left behind when the parent dies.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { ROOT } from './root.js';
 
 /**
@@ -12,7 +13,7 @@ export const READY = /lastunit listening on \S+ \([^)]*\): http:\/\/127\.0\.0\.1
 export type ServerOptions = {
   /** the entry, relative to the repository root (default node/start.ts) */
   script?: string;
-  /** on top of this process's environment and the defaults PORT=0, LOG_LEVEL=warn, MARKETPLACE_SANDBOX=off */
+  /** on top of this process's environment and the defaults PORT=0, LOG_LEVEL=warn, MARKETPLACE_SANDBOX=off, REDIS_KEY_PREFIX */
   env?: Record<string, string>;
   /** the line that says it is up; a group named `port` gives the port (absent: port 0, it listens on nothing) */
   ready?: RegExp;
@@ -54,6 +55,10 @@ function killOnParentExit(child: ChildProcess) {
   child.once('exit', () => running.delete(child));
 }
 
+// With REDIS_URL in the environment every server would share the default prefix with every other run on that Redis
+// (another checkout's suite, a bench): the servers of this process get a prefix of their own, shared among them.
+const REDIS_KEY_PREFIX = `lu_p${process.pid}_${randomBytes(3).toString('hex')}:`;
+
 const nodeCommand = (script: string, nodeArgs: string[] = []) => [...nodeArgs, '--import', 'tsx', script];
 
 /**
@@ -67,7 +72,14 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
   const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
   const child = spawn(process.execPath, nodeCommand(script, opts.nodeArgs), {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', MARKETPLACE_SANDBOX: 'off', ...opts.env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      MARKETPLACE_SANDBOX: 'off',
+      REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX ?? REDIS_KEY_PREFIX,
+      ...opts.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   killOnParentExit(child);

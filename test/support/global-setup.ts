@@ -17,10 +17,15 @@ declare module 'vitest' {
   }
 }
 
-let embedded: EmbeddedDb | undefined;
-let embeddedDir: string | undefined;
+type Shared = { adminUrl: string; template: string; users: number; stop: () => Promise<void> };
+// Each vitest project (vitest.config.ts) runs this setup: the first starts the database, the others share it, the last
+// to finish stops it.
+const SHARED = Symbol.for('lastunit.test.database');
+const holder = globalThis as unknown as { [SHARED]?: Promise<Shared> };
 
-export async function setup(project: TestProject) {
+async function startShared(): Promise<Shared> {
+  let embedded: EmbeddedDb | undefined;
+  let embeddedDir: string | undefined;
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     embeddedDir = path.join(os.tmpdir(), `lastunit-test-pg-${process.pid}`);
@@ -37,10 +42,7 @@ export async function setup(project: TestProject) {
   await migrate(db);
   await db.end();
   await admin.end();
-  project.provide('pgAdminUrl', adminUrl);
-  project.provide('pgTemplate', template);
-
-  return async () => {
+  const stop = async () => {
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
     const { rows } = await c.query<{ datname: string }>(
@@ -51,5 +53,16 @@ export async function setup(project: TestProject) {
     await c.end();
     await embedded?.stop();
     if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });
+  };
+  return { adminUrl, template, users: 0, stop };
+}
+
+export async function setup(project: TestProject) {
+  const shared = await (holder[SHARED] ??= startShared());
+  shared.users++;
+  project.provide('pgAdminUrl', shared.adminUrl);
+  project.provide('pgTemplate', shared.template);
+  return async () => {
+    if (--shared.users === 0) await shared.stop();
   };
 }
