@@ -2,7 +2,14 @@ import { defineConfig } from 'vitest/config';
 
 // Files that load the machine themselves (throughput, a 2,000-subscription heap measurement, races of hundreds of
 // buyers) run after the rest, one at a time: beside other files their figures and timeouts would measure the neighbours.
-const ALONE = ['test/ws-bounds.test.ts', 'test/bench-smoke.test.ts', 'test/bench-channels-smoke.test.ts', 'test/races.test.ts'];
+const ALONE = [
+  'test/ws-bounds.test.ts',
+  'test/bench-smoke.test.ts',
+  'test/bench-channels-smoke.test.ts',
+  'test/races.test.ts',
+  // 100 buyers of the last unit through workerd and the Node host at once, each edge request on a pool of its own
+  'test/edge-worker.test.ts',
+];
 
 export default defineConfig({
   // One graphql realm: Node loads graphql's CommonJS build for every dependency, so inlined test code must too.
