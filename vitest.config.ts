@@ -9,6 +9,8 @@ const ALONE = [
   'test/races.test.ts',
   // 100 buyers of the last unit through workerd and the Node host at once, each edge request on a pool of its own
   'test/edge-worker.test.ts',
+  // reconcilers racing over processor calls bounded by a timeout
+  'test/payments-tokens.test.ts',
 ];
 
 export default defineConfig({
