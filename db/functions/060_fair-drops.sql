@@ -1,9 +1,9 @@
 -- Fair drops: the counters of I12 (units per customer and SKU, against the SKU's purchase limit) and I14 (active holds
--- per buyer, against MAX_ACTIVE_HOLDS). Taken by conditional writes in the claiming transaction (claim_order,
--- 020_place-order.sql) and given back by every path that moves held units, in its transaction (move_reserved_units,
--- 030_holds.sql). Lock order, so no two transactions wait for each other in a cycle: a buyer's hold counter before
--- any reservation or inventory row (buyers in (client, buyer) order when there are several); a purchase counter only
--- while its SKU's inventory row is already locked by the same transaction.
+-- per buyer, against MAX_ACTIVE_HOLDS). Taken by conditional writes in the claiming transaction (claim_line,
+-- 015_claim-units.sql; take_order_hold, 020_place-order.sql) and given back by every path that moves held units, in
+-- its transaction (move_reserved_units, 030_holds.sql). Lock order, so no two transactions wait for each other in a
+-- cycle: a buyer's hold counter before any reservation or inventory row (buyers in (client, buyer) order when there
+-- are several); a purchase counter only while its SKU's inventory row is already locked by the same transaction.
 
 -- I14: one more active hold for the buyer, by a conditional write: false when it already has p_max. A buyer of NULL
 -- (the limit is off) counts nothing.
@@ -18,6 +18,13 @@ BEGIN
    WHERE h.active < p_max;
   RETURN FOUND;
 END
+$$;
+
+-- The rejection of an order whose buyer already has p_max active holds (I14).
+CREATE OR REPLACE FUNCTION hold_limit_rejection(p_max integer) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
+    'message', format('this buyer already has %s active holds: complete, release or let one expire first', p_max))
 $$;
 
 -- I14: p_n holds of the buyer are no longer active. Never fails (a release must not): floored at zero, and a buyer
