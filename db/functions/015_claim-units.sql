@@ -105,9 +105,10 @@ END
 $$;
 
 -- The rejection of a refused claim (claim_units' answer; NULL for NULL): PURCHASE_LIMIT, or the stock's answer with
--- the units left now (read for the message only: the decision was the conditional write).
+-- the units left now (read for the message only: the decision was the conditional write). VOLATILE, so its read takes
+-- a snapshot of its own: the claim it follows may have waited for a row lock, and what it waited for is now committed.
 CREATE OR REPLACE FUNCTION claim_rejection(p_failure jsonb) RETURNS jsonb
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql AS $$
 BEGIN
   IF p_failure IS NULL THEN
     RETURN NULL;

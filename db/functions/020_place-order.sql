@@ -256,10 +256,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_hold      record := take_order_hold(p);
   v_rejection jsonb := v_hold.rejection;
+  v_failure   jsonb;
 BEGIN
   IF v_rejection IS NULL THEN  -- I3, I12
-    v_rejection := claim_rejection(claim_units(p->'lines', false, p->>'clientId', p->>'customerId',
-                                               coalesce((p->>'limited')::boolean, false)));
+    v_failure := claim_units(p->'lines', false, p->>'clientId', p->>'customerId', coalesce((p->>'limited')::boolean, false));
+    v_rejection := claim_rejection(v_failure);
   END IF;
   IF v_rejection IS NOT NULL THEN
     PERFORM record_refusal(p, v_rejection, v_hold.held);
