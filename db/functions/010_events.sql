@@ -1,4 +1,5 @@
--- The outbox writers and the order document every path answers with (I9). db/functions/ holds every SQL function.
+-- The outbox writers (I9) and the Order document every path answers with. db/functions/ holds every SQL function, one
+-- named step each; docs/architecture.md#where-the-rules-live says which file decides what.
 --
 -- How this folder works: migrate re-applies EVERY file here, in file-name order, after the table migrations
 -- (db/migrations/), on every run, so a function change is an edit of its file, no new migration. Each file is

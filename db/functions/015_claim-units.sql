@@ -1,18 +1,22 @@
 -- Claiming units: the one loop every path that takes units goes through (placeOrder's claim_order, the re-claim of a
 -- paid order's units in confirm_paid_order, a marketplace order in apply_channel_event), and the refusals it answers.
 -- A bundle takes its components, each limited SKU's units are counted for the customer (I12), every unit is taken by
--- one conditional write per SKU in SKU order (I3, the lock order every writer uses), and a refused claim leaves nothing.
+-- one conditional write per SKU in SKU order (I3; the lock order every writer uses), a refused claim leaves nothing.
 
 -- Order lines as the units to claim: a bundle line becomes its components times the line's quantity; the same SKU from
 -- several lines (two bundles sharing a component, or a bundle and the component itself) is summed into one claim, so
--- every unit is taken by one conditional write per SKU, in SKU order.
+-- every unit is taken by one conditional write per SKU, in SKU order. PL/pgSQL, so its plan is kept per session (a
+-- LANGUAGE sql function with a FROM is not inlined, and would be planned again by every claim's transaction).
 CREATE OR REPLACE FUNCTION expand_bundle_lines(p_lines jsonb) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT coalesce(jsonb_agg(jsonb_build_object('sku', x.sku, 'quantity', x.quantity) ORDER BY x.sku), '[]'::jsonb)
-    FROM (SELECT coalesce(b.component_sku, l.sku) AS sku, sum(l.quantity * coalesce(b.quantity, 1))::integer AS quantity
-            FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
-            LEFT JOIN bundle_components b ON b.bundle_sku = l.sku
-           GROUP BY 1) x
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (
+    SELECT coalesce(jsonb_agg(jsonb_build_object('sku', x.sku, 'quantity', x.quantity) ORDER BY x.sku), '[]'::jsonb)
+      FROM (SELECT coalesce(b.component_sku, l.sku) AS sku, sum(l.quantity * coalesce(b.quantity, 1))::integer AS quantity
+              FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
+              LEFT JOIN bundle_components b ON b.bundle_sku = l.sku
+             GROUP BY 1) x);
+END
 $$;
 
 -- The rejection of a line the stock cannot cover: SOLD_OUT when nothing is left, INSUFFICIENT_STOCK otherwise.
@@ -38,8 +42,9 @@ $$;
 -- lock this UPDATE took (I12), unless p_client_id is NULL (a marketplace order: the marketplace sold them already).
 -- Returns NULL when taken, else why not: {sku, quantity} (the stock), with `limit` when the purchase limit refused
 -- (the units are then taken but not announced, and the caller undoes the claim).
-CREATE OR REPLACE FUNCTION claim_line(p_sku text, p_quantity integer, p_sold boolean, p_client_id text, p_customer_id text)
-RETURNS jsonb
+CREATE OR REPLACE FUNCTION claim_line(
+  p_sku text, p_quantity integer, p_sold boolean, p_client_id text, p_customer_id text
+) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_inv record;
@@ -64,17 +69,18 @@ BEGIN
 END
 $$;
 
--- The claim loop: every unit of p_lines (order lines; a bundle takes its components, expand_bundle_lines), one
--- claim_line per SKU in SKU order, all or none. Returns NULL when every line was taken, else the first refusal
--- (claim_line's answer), with nothing of the claim left: the claims, their events, what their triggers wrote
--- (listings, bundle events) and their row locks roll back with a subtransaction. One SKU the caller knows to have no
--- purchase limit (NOT p_limited) needs none: its UPDATE takes all or nothing, and a limit set since the caller read
--- none is undone by hand on the row this transaction still locks.
-CREATE OR REPLACE FUNCTION claim_units(p_lines jsonb, p_sold boolean, p_client_id text, p_customer_id text, p_limited boolean)
-RETURNS jsonb
+-- The claim loop: every unit of p_lines (order lines), one claim_line per SKU in SKU order, all or none; a bundle
+-- takes its components (expand_bundle_lines), unless the caller knows no line is a bundle (NOT p_bundled). Returns
+-- NULL when every line was taken, else the first refusal (claim_line's answer), with nothing of the claim left: the
+-- claims, their events, what their triggers wrote (listings, bundle events) and their row locks roll back with a
+-- subtransaction. One SKU the caller knows to have no purchase limit (NOT p_limited) needs none: its UPDATE takes all
+-- or nothing, and a limit set since the caller read none is undone by hand on the row this transaction still locks.
+CREATE OR REPLACE FUNCTION claim_units(
+  p_lines jsonb, p_sold boolean, p_client_id text, p_customer_id text, p_limited boolean, p_bundled boolean
+) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_claims  jsonb := expand_bundle_lines(p_lines);
+  v_claims  jsonb := CASE WHEN p_bundled THEN expand_bundle_lines(p_lines) ELSE p_lines END;
   v_line    record;
   v_failure jsonb;
 BEGIN
@@ -90,7 +96,8 @@ BEGIN
     RETURN v_failure;
   END IF;
   BEGIN
-    FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_claims) AS l(sku text, quantity integer) ORDER BY l.sku
+    FOR v_line IN
+      SELECT l.sku, l.quantity FROM jsonb_to_recordset(v_claims) AS l(sku text, quantity integer) ORDER BY l.sku
     LOOP
       v_failure := claim_line(v_line.sku, v_line.quantity, p_sold, p_client_id, p_customer_id);
       IF v_failure IS NOT NULL THEN
@@ -126,11 +133,14 @@ $$;
 -- take the customer past its SKU's limit, as claim_units answers it ({sku, quantity, limit}); NULL when none would.
 -- It decides nothing: every unit counted is counted by count_purchase's conditional write (claim_line).
 CREATE OR REPLACE FUNCTION purchase_refusal(p_client_id text, p_customer_id text, p_lines jsonb) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'limit', i.purchase_limit)
-    FROM jsonb_to_recordset(expand_bundle_lines(p_lines)) AS l(sku text, quantity integer)
-    JOIN inventory i ON i.sku = l.sku
-    LEFT JOIN customer_purchases c ON c.client_id = p_client_id AND c.customer_id = p_customer_id AND c.sku = l.sku
-   WHERE coalesce(c.units, 0) + l.quantity > i.purchase_limit
-   ORDER BY l.sku LIMIT 1
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (
+    SELECT jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'limit', i.purchase_limit)
+      FROM jsonb_to_recordset(expand_bundle_lines(p_lines)) AS l(sku text, quantity integer)
+      JOIN inventory i ON i.sku = l.sku
+      LEFT JOIN customer_purchases c ON c.client_id = p_client_id AND c.customer_id = p_customer_id AND c.sku = l.sku
+     WHERE coalesce(c.units, 0) + l.quantity > i.purchase_limit
+     ORDER BY l.sku LIMIT 1);
+END
 $$;

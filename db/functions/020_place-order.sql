@@ -15,9 +15,10 @@ CREATE OR REPLACE FUNCTION price_order_lines(p_lines jsonb)
 RETURNS TABLE (unknown_sku text, currencies bigint, total bigint, currency text, lines jsonb, has_bundle boolean,
                limited boolean)
 LANGUAGE sql STABLE AS $$
-  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount::bigint * l.quantity)::bigint,
-         min(p.currency)::text,
-         jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku),
+  SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency),
+         sum(p.price_amount::bigint * l.quantity)::bigint, min(p.currency)::text,
+         jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount)
+                   ORDER BY l.sku),
          coalesce(bool_or(p.is_bundle), false), coalesce(bool_or(i.purchase_limit IS NOT NULL), false)
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
     LEFT JOIN products p ON p.sku = l.sku
@@ -54,7 +55,8 @@ DECLARE
   v_key    idempotency_keys%ROWTYPE;
   v_status text;
 BEGIN
-  SELECT * INTO v_key FROM idempotency_keys WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
+  SELECT * INTO v_key FROM idempotency_keys
+   WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
   IF NOT FOUND THEN
     -- the twin rolled back or the row was cleaned up between our insert and read: the caller retries the whole call
     RAISE EXCEPTION 'idempotency key vanished' USING ERRCODE = '40001';
@@ -79,7 +81,8 @@ $$;
 CREATE OR REPLACE FUNCTION close_key(p_client_id text, p_customer_id text, p_key text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE idempotency_keys SET state = 'DONE' WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
+  UPDATE idempotency_keys SET state = 'DONE'
+   WHERE client_id = p_client_id AND customer_id = p_customer_id AND key = p_key;
 END
 $$;
 
@@ -127,7 +130,8 @@ BEGIN
     PERFORM close_key(p_client_id, p_customer_id, p_key);
   END IF;
   RETURN jsonb_build_object('kind', 'rejected', 'quiet', true, 'order',
-    order_document(p_order_id, 'REJECTED', p_customer_id, p_total, p_currency, v_rejection, now(), now(), p_lines, NULL));
+    order_document(p_order_id, 'REJECTED', p_customer_id, p_total, p_currency, v_rejection, now(), now(), p_lines,
+                   NULL));
 END
 $$;
 
@@ -144,7 +148,8 @@ BEGIN
   PERFORM insert_order(p_order_id, p_client_id, p_customer_id, 'RESERVED', p_total, p_currency, p_lines, NULL,
                        p_hold_buyer, p_token_hash);
   INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
-  SELECT p_order_id, l.sku, l.quantity, 'HELD', p_expires, now() FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
+  SELECT p_order_id, l.sku, l.quantity, 'HELD', p_expires, now()
+    FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
   INSERT INTO outbox (topic, aggregate_key, payload)
   VALUES ('order_status', p_order_id::text,
           jsonb_build_object('orderId', p_order_id, 'clientId', p_client_id, 'status', 'RESERVED', 'updatedAt', now()))
@@ -202,19 +207,16 @@ BEGIN
 END
 $$;
 
--- I14: the buyer's hold, counted by a conditional write before any inventory row is locked (place_orders counted it
--- for its whole batch already: p.holdTaken). A refusal names the rule the request broke, the purchase limit first: a
--- request the hold limit refuses is answered PURCHASE_LIMIT when its purchase limit refuses it too. A hold a batch was
--- refused is asked again here, after the refusals before it in the batch gave theirs back; the batch has held the
--- buyer's counter row since it asked (an upsert locks the row it conflicts with, refused or not), so this waits for
--- nothing and keeps the lock order. held: the hold is counted; rejection: why not.
-CREATE OR REPLACE FUNCTION take_order_hold(p jsonb, OUT held boolean, OUT rejection jsonb)
+-- A request whose hold (I14) was refused. A refusal names the rule the request broke, the purchase limit first: it is
+-- answered PURCHASE_LIMIT when its purchase limit refuses it too. Refused for a batch (place_orders counted the holds
+-- of its whole batch before its claims: p.holdTaken), the hold is asked again here, after the refusals before it in
+-- the batch gave theirs back; the batch has held the buyer's counter row since it asked (an upsert locks the row it
+-- conflicts with, refused or not), so this waits for nothing and keeps the lock order. held: the hold is counted now;
+-- rejection: why not.
+CREATE OR REPLACE FUNCTION refused_hold(p jsonb, OUT held boolean, OUT rejection jsonb)
 LANGUAGE plpgsql AS $$
 BEGIN
-  held := coalesce((p->>'holdTaken')::boolean, take_hold(p->>'clientId', p->>'holdBuyer', (p->>'maxHolds')::integer));
-  IF held THEN
-    RETURN;
-  END IF;
+  held := false;
   IF (p->>'limited')::boolean OR (p->>'hasBundle')::boolean THEN
     rejection := claim_rejection(purchase_refusal(p->>'clientId', p->>'customerId', p->'lines'));
     IF rejection IS NOT NULL THEN
@@ -248,28 +250,37 @@ BEGIN
 END
 $$;
 
--- Phase 2 (p: prepare_order's answer). Only the claims, one outbox row per claimed SKU and the commit hold inventory
--- row locks; a refused claim takes none. Returns {kind: placed | rejected, order}, the document built from what p
--- carries (no re-read).
+-- Phase 2 (p: prepare_order's answer): the buyer's hold, counted by a conditional write before any inventory row is
+-- locked (I14; place_orders counted it for its batch already: p.holdTaken), then the claim (claim_units: I3, I12).
+-- Only the claims, one outbox row per claimed SKU and the commit hold inventory row locks; a refused claim takes none.
+-- Returns {kind: placed | rejected, order}, the document built from what p carries (no re-read).
 CREATE OR REPLACE FUNCTION claim_order(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_hold      record := take_order_hold(p);
-  v_rejection jsonb := v_hold.rejection;
+  v_held      boolean := coalesce((p->>'holdTaken')::boolean,
+                                  take_hold(p->>'clientId', p->>'holdBuyer', (p->>'maxHolds')::integer));
+  v_rejection jsonb;
   v_failure   jsonb;
 BEGIN
-  IF v_rejection IS NULL THEN  -- I3, I12
-    v_failure := claim_units(p->'lines', false, p->>'clientId', p->>'customerId', coalesce((p->>'limited')::boolean, false));
-    v_rejection := claim_rejection(v_failure);
+  IF NOT v_held THEN
+    SELECT h.held, h.rejection INTO v_held, v_rejection FROM refused_hold(p) AS h;
+  END IF;
+  IF v_rejection IS NULL THEN
+    v_failure := claim_units(p->'lines', false, p->>'clientId', p->>'customerId',
+                             coalesce((p->>'limited')::boolean, false), coalesce((p->>'hasBundle')::boolean, true));
+    IF v_failure IS NOT NULL THEN
+      v_rejection := claim_rejection(v_failure);
+    END IF;
   END IF;
   IF v_rejection IS NOT NULL THEN
-    PERFORM record_refusal(p, v_rejection, v_hold.held);
+    PERFORM record_refusal(p, v_rejection, v_held);
   END IF;
   RETURN jsonb_build_object('kind', CASE WHEN v_rejection IS NULL THEN 'placed' ELSE 'rejected' END, 'order',
     order_document((p->>'orderId')::uuid, CASE WHEN v_rejection IS NULL THEN 'RESERVED' ELSE 'REJECTED' END,
                    p->>'customerId', (p->>'totalAmount')::bigint, p->>'currency', v_rejection,
                    (p->>'now')::timestamptz, (p->>'now')::timestamptz, p->'lines',
-                   CASE WHEN v_rejection IS NULL THEN jsonb_build_object('state', 'HELD', 'expiresAt', p->'expiresAt') END));
+                   CASE WHEN v_rejection IS NULL
+                        THEN jsonb_build_object('state', 'HELD', 'expiresAt', p->'expiresAt') END));
 END
 $$;
 

@@ -25,20 +25,18 @@ LANGUAGE sql STABLE AS $$
            ORDER BY e.n LIMIT 1) s
 $$;
 
--- The requests answered in short, each with the order id it would create and its path:
+-- The requests answered in short, each with its path:
 --   refused  a single-line request of a known, non-bundle SKU whose stock cannot cover it at a glance (committed
 --            state, no lock: prepare_order's quiet refusal);
 --   plain    a single-line request for the batch's SKU when that SKU is plain, whose buyer is alone in the batch (a
 --            buyer's hold counter is taken once per request in take_hold_counters).
 -- Every other request is left to prepare_other_requests, as is a total beyond integer range (its answer is bad input).
+-- STABLE SQL, so it is inlined into write_short_orders' statement: one plan, as if written there.
 CREATE OR REPLACE FUNCTION short_paths(p_requests jsonb, p_sku text, p_plain boolean, p_max_holds integer)
 RETURNS TABLE (n bigint, client_id text, customer_id text, key text, hash text, token_hash text, sku text,
                quantity integer, buyer text, price_amount integer, currency text, available integer, total bigint,
-               order_id uuid, path text)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-BEGIN
-  RETURN QUERY
+               path text)
+LANGUAGE sql STABLE AS $$
   WITH req AS (
     SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
            e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
@@ -48,73 +46,77 @@ BEGIN
      WHERE jsonb_array_length(e.value->'lines') = 1
   )
   SELECT c.* FROM (
-    SELECT r.*, p.price_amount, p.currency::text, i.available, p.price_amount::bigint * r.quantity AS total,
-           gen_random_uuid() AS order_id,
+    SELECT r.*, p.price_amount, p.currency::text AS currency, i.available, p.price_amount::bigint * r.quantity AS total,
            CASE WHEN i.available < r.quantity THEN 'refused'
                 WHEN p_plain AND r.sku = p_sku
-                     AND (r.buyer IS NULL OR NOT EXISTS (SELECT 1 FROM req o
-                                                          WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
+                     AND (r.buyer IS NULL OR NOT EXISTS (
+                            SELECT 1 FROM req o WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
                 THEN 'plain' END AS path
       FROM req r JOIN products p ON p.sku = r.sku AND NOT p.is_bundle JOIN inventory i ON i.sku = r.sku
      WHERE p.price_amount::bigint * r.quantity <= 2147483647
-  ) c WHERE c.path IS NOT NULL;
-END
+  ) c WHERE c.path IS NOT NULL
 $$;
 
 -- The short paths' writes, one statement per table so every key row is taken in one key order: key rows; orders,
 -- REJECTED with their lines (refused) or RESERVED with their lines, holds and status events (plain, I9: corrected by
 -- record_batch_refusals if refused under the lock). A request whose key row exists already (a replay, a reused key, a
 -- twin in this batch or in flight elsewhere; of twins in the batch the first to arrive wins) is not answered here.
--- The answers are short: {kind: 'refused' | 'plain', id, unitAmount, currency, at, ...}, what the caller does not have
--- already (it sent the customer, the SKU and the quantity); it builds the order document from both (db/orders-store.ts).
+-- The answers, by request position, are short: {kind: 'refused' | 'plain', id, unitAmount, currency, at, ...}, what
+-- the caller does not have already (it sent the customer, the SKU and the quantity); it builds the order document
+-- from both (db/orders-store.ts). refused: how many are refusals.
 CREATE OR REPLACE FUNCTION write_short_orders(
   p_requests jsonb, p_sku text, p_plain boolean, p_hold_ttl_seconds integer, p_retention_hours integer,
-  p_max_holds integer
-) RETURNS TABLE (n bigint, answer jsonb)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_column
+  p_max_holds integer, OUT answers jsonb[], OUT refused integer
+) LANGUAGE plpgsql AS $$
 DECLARE
   v_expires timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
+  v_short   record;
 BEGIN
-  RETURN QUERY
-  WITH chosen AS (
-    SELECT * FROM short_paths(p_requests, p_sku, p_plain, p_max_holds)
-  ), keys AS (
-    INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
-    SELECT c.client_id, c.customer_id, c.key, c.hash, c.order_id, 'DONE', jsonb_build_object('orderId', c.order_id),
-           now() + make_interval(hours => p_retention_hours)
-      FROM chosen c ORDER BY c.client_id, c.customer_id, c.key, c.n
-    ON CONFLICT DO NOTHING
-    RETURNING order_id
-  ), won AS (
-    SELECT c.*, CASE WHEN c.path = 'refused' THEN stock_rejection(c.sku, c.quantity, c.available) END AS rejection
-      FROM chosen c WHERE c.order_id IN (SELECT k.order_id FROM keys k)
-  ), orders_in AS (
-    INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection,
-                        hold_buyer, token_hash)
-    SELECT w.order_id, w.client_id, w.customer_id, CASE WHEN w.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END,
-           w.total, w.currency, now(), now(), w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash
-      FROM won w
-  ), lines_in AS (
-    INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
-    SELECT w.order_id, w.sku, w.quantity, w.price_amount FROM won w
-  ), holds_in AS (
-    INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
-    SELECT w.order_id, w.sku, w.quantity, 'HELD', v_expires, now() FROM won w WHERE w.path = 'plain'
-  ), events AS (
-    INSERT INTO outbox (topic, aggregate_key, payload)
-    SELECT 'order_status', w.order_id::text,
-           jsonb_build_object('orderId', w.order_id, 'clientId', w.client_id, 'status', 'RESERVED', 'updatedAt', now())
-      FROM won w WHERE w.path = 'plain' ORDER BY w.n
-    RETURNING id, aggregate_key
-  )
-  SELECT w.n, CASE WHEN w.path = 'refused'
-           THEN jsonb_build_object('kind', 'refused', 'id', w.order_id, 'rejection', w.rejection,
-                                   'unitAmount', w.price_amount, 'currency', w.currency, 'at', now())
-           ELSE jsonb_build_object('kind', 'plain', 'id', w.order_id, 'clientId', w.client_id, 'quantity', w.quantity,
-                  'holdBuyer', w.buyer, 'statusEvent', e.id, 'unitAmount', w.price_amount, 'currency', w.currency,
-                  'at', now(), 'expiresAt', v_expires) END
-    FROM won w LEFT JOIN events e ON e.aggregate_key = w.order_id::text;
+  answers := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
+  refused := 0;
+  FOR v_short IN
+    WITH chosen AS (
+      SELECT s.*, gen_random_uuid() AS order_id FROM short_paths(p_requests, p_sku, p_plain, p_max_holds) s
+    ), keys AS (
+      INSERT INTO idempotency_keys (client_id, customer_id, key, request_hash, order_id, state, response, expires_at)
+      SELECT c.client_id, c.customer_id, c.key, c.hash, c.order_id, 'DONE', jsonb_build_object('orderId', c.order_id),
+             now() + make_interval(hours => p_retention_hours)
+        FROM chosen c ORDER BY c.client_id, c.customer_id, c.key, c.n
+      ON CONFLICT DO NOTHING
+      RETURNING order_id
+    ), won AS (
+      SELECT c.*, CASE WHEN c.path = 'refused' THEN stock_rejection(c.sku, c.quantity, c.available) END AS rejection
+        FROM chosen c WHERE c.order_id IN (SELECT k.order_id FROM keys k)
+    ), orders_in AS (
+      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection,
+                          hold_buyer, token_hash)
+      SELECT w.order_id, w.client_id, w.customer_id, CASE WHEN w.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END,
+             w.total, w.currency, now(), now(), w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash
+        FROM won w
+    ), lines_in AS (
+      INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+      SELECT w.order_id, w.sku, w.quantity, w.price_amount FROM won w
+    ), holds_in AS (
+      INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
+      SELECT w.order_id, w.sku, w.quantity, 'HELD', v_expires, now() FROM won w WHERE w.path = 'plain'
+    ), events AS (
+      INSERT INTO outbox (topic, aggregate_key, payload)
+      SELECT 'order_status', w.order_id::text,
+             jsonb_build_object('orderId', w.order_id, 'clientId', w.client_id, 'status', 'RESERVED', 'updatedAt', now())
+        FROM won w WHERE w.path = 'plain' ORDER BY w.n
+      RETURNING id, aggregate_key
+    )
+    SELECT w.n, CASE WHEN w.path = 'refused'
+             THEN jsonb_build_object('kind', 'refused', 'id', w.order_id, 'rejection', w.rejection,
+                                     'unitAmount', w.price_amount, 'currency', w.currency, 'at', now())
+             ELSE jsonb_build_object('kind', 'plain', 'id', w.order_id, 'clientId', w.client_id, 'quantity', w.quantity,
+                    'holdBuyer', w.buyer, 'statusEvent', e.id, 'unitAmount', w.price_amount, 'currency', w.currency,
+                    'at', now(), 'expiresAt', v_expires) END AS answer
+      FROM won w LEFT JOIN events e ON e.aggregate_key = w.order_id::text
+  LOOP
+    answers[v_short.n] := v_short.answer;
+    refused := refused + (v_short.answer->>'kind' = 'refused')::integer;
+  END LOOP;
 END
 $$;
 
@@ -188,7 +190,8 @@ END
 $$;
 
 -- The plain sales refused under the lock (the stock ran out within the batch, or HOLD_LIMIT): REJECTED with their
--- rejection, their holds deleted, their status events (written by write_short_orders) carrying the status they ended in.
+-- rejection, their holds deleted, their status events (written by write_short_orders) carrying the status they ended
+-- in.
 CREATE OR REPLACE FUNCTION record_batch_refusals(p_answers jsonb[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -256,31 +259,24 @@ BEGIN
 END
 $$;
 
--- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same
--- order: write_short_orders' short ones (a plain sale with `rejection` when claim_batch refused it), the others as
--- place_order answers.
+-- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the
+-- same order: write_short_orders' short ones (a plain sale with `rejection` when claim_batch refused it), the others
+-- as place_order answers.
 DROP FUNCTION IF EXISTS place_orders(jsonb, integer, integer);
 CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
                                         p_max_holds integer DEFAULT 0)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_answers jsonb[] := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
-  v_refused integer := 0;  -- requests refused at a glance
+  v_answers jsonb[];
+  v_refused integer;  -- requests refused at a glance
   v_sku     text;
   v_plain   boolean;
-  v_short   record;
 BEGIN
   SELECT b.sku, b.plain INTO v_sku, v_plain FROM batch_sku(p_requests) AS b;
-  FOR v_short IN
-    SELECT * FROM write_short_orders(p_requests, v_sku, coalesce(v_plain, false), p_hold_ttl_seconds, p_retention_hours,
-                                     p_max_holds)
-  LOOP
-    v_answers[v_short.n] := v_short.answer;
-    IF v_short.answer->>'kind' = 'refused' THEN
-      v_refused := v_refused + 1;
-    END IF;
-  END LOOP;
+  SELECT w.answers, w.refused INTO v_answers, v_refused
+    FROM write_short_orders(p_requests, v_sku, coalesce(v_plain, false), p_hold_ttl_seconds, p_retention_hours,
+                            p_max_holds) AS w;
   IF v_refused = cardinality(v_answers) THEN  -- a sold-out storm: every request is answered
     RETURN to_jsonb(v_answers);
   END IF;

@@ -1,6 +1,7 @@
--- Payments (ARCHITECTURE.md section 2 step 4): hold first, then authorize outside any transaction; the outcome, a webhook
--- or the reconciler moves AWAITING_PAYMENT holds by guarded transitions (I6); only the processor's answer releases them (I7);
--- every webhook has its effect once (I8). Lock order everywhere: order row, its reservations, inventory in SKU order, payments.
+-- Payments (docs/payments.md): the hold first, then the authorization outside any transaction; the outcome, a webhook
+-- or the reconciler moves AWAITING_PAYMENT holds by guarded transitions (I6), one step per outcome; only the
+-- processor's answer releases them (I7); every webhook has its effect once (I8). Lock order everywhere: the order row,
+-- its reservations, inventory in SKU order, payments.
 
 -- place_order takes p_payment and p_recovery_seconds (020_place-order.sql): with a payment the key row stays PROCESSING
 -- until the payment step finishes it (finish_key below).

@@ -1,6 +1,6 @@
 -- Fair drops: the counters of I12 (units per customer and SKU, against the SKU's purchase limit) and I14 (active holds
 -- per buyer, against MAX_ACTIVE_HOLDS). Taken by conditional writes in the claiming transaction (claim_line,
--- 015_claim-units.sql; take_order_hold, 020_place-order.sql) and given back by every path that moves held units, in
+-- 015_claim-units.sql; claim_order, 020_place-order.sql) and given back by every path that moves held units, in
 -- its transaction (move_reserved_units, 030_holds.sql). Lock order, so no two transactions wait for each other in a
 -- cycle: a buyer's hold counter before any reservation or inventory row (buyers in (client, buyer) order when there
 -- are several); a purchase counter only while its SKU's inventory row is already locked by the same transaction.

@@ -1,5 +1,5 @@
--- Checkout that collects the money (issue 10): payOrder on a held order, confirmOrder for payments taken outside
--- lastunit, and the confirmation a processor's success gives a held or expired order. Every function is one short
+-- Checkout that collects the money (docs/payments.md): payOrder on a held order, confirmOrder for payments taken outside
+-- lastunit, and the confirmation a processor's success gives a held or expired order. Each entry function is one short
 -- transaction of guarded conditional writes; the processor is never called from here (I6, I7). Lock order as
 -- everywhere: the order row, the buyers' hold counters, its reservations, inventory in SKU order, payments.
 
@@ -11,7 +11,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
   IF claim_units((SELECT jsonb_agg(jsonb_build_object('sku', r.sku, 'quantity', r.quantity)) FROM reservations r
                    WHERE r.order_id = p_order_id AND r.state IN ('EXPIRED', 'RELEASED')),
-                 true, p_client_id, p_customer_id, true) IS NOT NULL THEN
+                 true, p_client_id, p_customer_id, true, true) IS NOT NULL THEN
     RETURN false;
   END IF;
   UPDATE reservations SET state = 'SOLD', released_reason = NULL, updated_at = now()

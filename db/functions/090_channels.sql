@@ -138,7 +138,7 @@ BEGIN
   INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
   SELECT v_order_id, l.sku, l.quantity, l."unitAmount"
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer, "unitAmount" integer);
-  v_failure := claim_units(p_lines, true, NULL, NULL, false);
+  v_failure := claim_units(p_lines, true, NULL, NULL, false, true);
   IF v_failure IS NOT NULL THEN
     RETURN record_channel_oversold(p_channel, p_external, v_order_id, v_failure, p_lines);
   END IF;
