@@ -22,7 +22,8 @@ function functionsIn(file: string, text: string): SqlFunction[] {
     opening.lastIndex = create.index;
     const body = opening.exec(sql);
     if (!body) throw new Error(`db/functions/${file}: ${create[1]} has no dollar-quoted body`);
-    const end = sql.indexOf(body[1], body.index + body[0].length);
+    const quote = body[1]!;
+    const end = sql.indexOf(quote, body.index + body[0].length);
     if (end < 0) throw new Error(`db/functions/${file}: ${create[1]}'s body is never closed`);
     found.push({ name: create[1]!, file, lines: sql.slice(create.index, end).split('\n').length });
   }
