@@ -140,6 +140,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     admitBuyer: buyerRateLimit({ limit: rateLimits.buyerLimit, windowSeconds: rateLimits.windowSeconds, store: rateLimitStore, onStoreError }),
     clientIp: (c) => clientIpOf({ remoteAddress: getConnInfo(c).remote.address, forwardedFor: c.req.header('x-forwarded-for'), trustProxy }),
     settings: config.orders,
+    buyerTokenSecret: config.buyerTokens.secret,
     payments,
     pubsub,
     cache,

@@ -127,6 +127,13 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
       required: false,
       description: 'Authorize a payment after the hold. Part of the request fingerprint: the same key with another payment is IDEMPOTENCY_KEY_REUSED.',
     }),
+    buyerToken: t.string({
+      required: false,
+      description:
+        "Public keys: a token from createBuyerToken (minted by the shop's backend) vouching for customerId, so the purchase " +
+        "and hold limits count that customer; without one they count the client's address. Server-side keys need none " +
+        '(it is ignored). Not part of the request fingerprint.',
+    }),
   }),
 });
 const PlaceOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.placeOrder>>>('PlaceOrderPayload').implement({

@@ -15,6 +15,8 @@
 --   p_buyer, p_max_holds: whom the hold counts against and how many active holds a buyer may have (I14, 0 = no limit).
 --   p_token_hash: the SHA-256 of the order token this call hands out (orders/order-tokens.ts), written with the order,
 --              so a new order costs no second statement; a replay writes nothing and the caller hands out no token.
+--   p_counted_customer: whom the purchase counter counts (I12) when not p_customer_id (a public key's buyer by
+--              address, orders/buyer.ts); written on the order, so every give-back counts the same customer.
 -- The answer to a line the stock cannot cover (SOLD_OUT or INSUFFICIENT_STOCK): one definition for prepare_order,
 -- place_orders (set-based) and claim_order; and the order document of an order prepare_order refused at a glance
 -- (place_orders answers its refusals in short and its caller builds the same document).
@@ -40,11 +42,13 @@ $$;
 
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
+DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer, text);
 CREATE OR REPLACE FUNCTION prepare_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
-  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL,
+  p_counted_customer text DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -138,8 +142,8 @@ BEGIN
     END IF;
   END IF;
 
-  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer, token_hash)
-  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now, v_hold_buyer, p_token_hash);
+  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, hold_buyer, token_hash, counted_customer)
+  VALUES (v_order_id, p_client_id, p_customer_id, 'RESERVED', v_total, v_currency, v_now, v_now, v_hold_buyer, p_token_hash, p_counted_customer);
   INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
   SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
   INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
@@ -153,7 +157,7 @@ BEGIN
   RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id, 'customerId', p_customer_id,
     'key', p_key, 'payment', p_payment, 'lines', v_lines, 'totalAmount', v_total, 'currency', v_currency,
     'now', v_now, 'expiresAt', v_expires, 'statusEvent', v_status_event, 'holdBuyer', v_hold_buyer, 'maxHolds', p_max_holds,
-    'hasBundle', v_has_bundle, 'limited', v_limited);
+    'hasBundle', v_has_bundle, 'limited', v_limited, 'countedCustomer', coalesce(p_counted_customer, p_customer_id));
 END
 $$;
 
@@ -191,7 +195,7 @@ BEGIN
      WHERE sku = v_line.sku AND available >= v_line.quantity
     RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
     IF FOUND AND v_inv.purchase_limit IS NOT NULL
-       AND NOT count_purchase(p->>'clientId', p->>'customerId', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
+       AND NOT count_purchase(p->>'clientId', p->>'countedCustomer', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
       -- I12 refused, for a limit set after phase 1 read none: undo this claim on the row still locked by this
       -- transaction (no availability event was written for it)
       UPDATE inventory SET available = available + v_line.quantity, reserved = reserved - v_line.quantity WHERE sku = v_line.sku;
@@ -214,7 +218,7 @@ BEGIN
           RAISE EXCEPTION 'claim failed' USING ERRCODE = 'LU001';
         END IF;
         IF v_inv.purchase_limit IS NOT NULL  -- I12, under the row lock just taken
-           AND NOT count_purchase(p->>'clientId', p->>'customerId', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
+           AND NOT count_purchase(p->>'clientId', p->>'countedCustomer', v_line.sku, v_line.quantity, v_inv.purchase_limit) THEN
           v_failed_sku := v_line.sku; v_limited := v_inv.purchase_limit;
           RAISE EXCEPTION 'purchase limit' USING ERRCODE = 'LU001';
         END IF;
@@ -260,17 +264,19 @@ $$;
 -- placeOrder for one order: both phases in one statement, one round trip.
 DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
+DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer, text);
 CREATE OR REPLACE FUNCTION place_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
-  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL,
+  p_counted_customer text DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_prepared jsonb := prepare_order(p_client_id, p_customer_id, p_key, p_request_hash, p_lines,
                                     p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds, p_buyer, p_max_holds,
-                                    p_token_hash);
+                                    p_token_hash, p_counted_customer);
 BEGIN
   IF v_prepared->>'kind' <> 'prepared' THEN
     RETURN v_prepared;
@@ -299,7 +305,7 @@ $$;
 -- two passes (steps 1-2 in one statement, then step 3), each in key order but not in one order across them: two batches
 -- holding the same keys at once (another instance's retries) can deadlock on key rows, which PostgreSQL breaks (40P01,
 -- the statement is repeated whole by its caller); no such cycle can include the inventory row.
--- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the same order.
+-- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash, countedCustomer}; returns the answers in the same order.
 -- A refusal at a glance (step 1) and a plain sale (step 2) are answered in short: {kind: 'refused' | 'plain', id,
 -- unitAmount, currency, at, ...}, a plain sale granted as step 2 wrote it (with `expiresAt`) or with the `rejection`
 -- step 5 gave it, a refusal with its `rejection`: what the caller does not have already (it sent the customer, the SKU and the
@@ -371,7 +377,7 @@ BEGIN
   FOR v_req IN
     WITH req AS (
       SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
-             e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
+             e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash, e.value->>'countedCustomer' AS counted_customer,
              e.value->'lines'->0->>'sku' AS sku, (e.value->'lines'->0->>'quantity')::integer AS quantity,
              CASE WHEN coalesce(p_max_holds, 0) > 0 THEN e.value->>'buyer' END AS buyer
         FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
@@ -398,9 +404,10 @@ BEGIN
       SELECT c.*, CASE WHEN c.path = 'refused' THEN stock_rejection(c.sku, c.quantity, c.available) END AS rejection
         FROM chosen c WHERE c.order_id IN (SELECT k.order_id FROM keys k)
     ), orders_in AS (
-      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, hold_buyer, token_hash)
+      INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection, hold_buyer, token_hash, counted_customer)
       SELECT w.order_id, w.client_id, w.customer_id, CASE WHEN w.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END,
-             w.total, w.currency, v_now, v_now, w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash
+             w.total, w.currency, v_now, v_now, w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash,
+             CASE WHEN w.path = 'plain' THEN w.counted_customer END
         FROM won w
     ), lines_in AS (
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
@@ -440,7 +447,7 @@ BEGIN
   LOOP
     v_answers[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
                                         v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours, false, NULL,
-                                        v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash');
+                                        v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash', v_req.r->>'countedCustomer');
   END LOOP;
 
   -- 4. I14: every hold counter, in (client, buyer) order, before any inventory row.

@@ -21,7 +21,8 @@ DECLARE
   v_gone     boolean := false;
   v_attempt  integer;
 BEGIN
-  SELECT status, client_id, customer_id INTO v_status, v_client, v_customer FROM orders WHERE id = p_order_id;
+  -- v_customer: whom the purchase counter counts (I12): the order's counted customer, else its customer
+  SELECT status, client_id, coalesce(counted_customer, customer_id) INTO v_status, v_client, v_customer FROM orders WHERE id = p_order_id;
   IF v_status = 'RESERVED' THEN
     -- I6: only HELD holds move; their counters stay counted as bought (I12) and the hold stops counting (I14).
     PERFORM move_reserved_units(ARRAY[p_order_id], 'HELD', 'SOLD', NULL);
