@@ -13,7 +13,7 @@ const PUBLIC = 'refusals_public_key_abcdefgh';
 const t = await startTestApp({
   keys: [...TEST_API_KEYS, { role: 'public', key: PUBLIC }],
   maxActiveHolds: 0, // the rate limit is under test here, not the hold limit
-  admitBuyer: buyerRateLimit({ limit: 20, windowSeconds: 3600, store: memoryRateLimitStore() }),
+  admitBuyer: buyerRateLimit({ limit: 30, windowSeconds: 3600, store: memoryRateLimitStore() }), // the default per window
   clientIp: (c) => c.req.header('x-test-ip') ?? '127.0.0.1',
 });
 await t.product('REF-A', 100);
@@ -46,7 +46,7 @@ describe('a refused operation runs none of its fields (I15)', () => {
     }
     const before = await fingerprint(t.db);
     expect(before.counts.orders).toBeGreaterThanOrEqual(20);
-    const refused = await t.gql(batch(15, 'bulk-3'));
+    const refused = await t.gql(batch(15, 'bulk-3')); // 10 of them would still fit: none may run
     expect(refused.status).toBe(429);
     expect(refused.body.data ?? null).toBeNull();
     expect(refused.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', scope: 'buyer' });
@@ -64,8 +64,9 @@ describe('a refused operation runs none of its fields (I15)', () => {
         body: JSON.stringify({ query: `mutation { ${Array.from({ length: n }, (_, i) => place(`w${i}`, tag, `anon-${tag}-${i}`)).join(' ')} }` }),
       });
     expect((await send(15, 'pub-1')).status).toBe(200);
+    expect((await send(10, 'pub-2')).status).toBe(200);
     const before = await fingerprint(t.db);
-    const refused = await send(6, 'pub-2'); // 15 + 6 > 20
+    const refused = await send(10, 'pub-3'); // 25 + 10 > 30: the first 5 would fit, none may run
     expect(refused.status).toBe(429);
     expect(await fingerprint(t.db)).toEqual(before);
   });
