@@ -37,7 +37,8 @@ type Plan = {
 function rootFields(plan: Pick<Plan, 'op' | 'fragments'>, variables: Record<string, unknown> | null): RootField[] {
   const runs = (node: Parameters<typeof getDirectiveValues>[1]) =>
     !node.directives?.length ||
-    (getDirectiveValues(GraphQLSkipDirective, node, variables ?? {})?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node, variables ?? {})?.if !== false);
+    (getDirectiveValues(GraphQLSkipDirective, node, variables ?? {})?.if !== true &&
+      getDirectiveValues(GraphQLIncludeDirective, node, variables ?? {})?.if !== false);
   const out: RootField[] = [];
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode) => {
@@ -69,7 +70,10 @@ function planOf(document: DocumentNode, operationName: string | null | undefined
 
 /** True when some string in `v` (a value, however nested) holds a NUL character: PostgreSQL text cannot. */
 const holdsNul = (v: unknown): boolean =>
-  typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(holdsNul) : v !== null && typeof v === 'object' ? Object.values(v).some(holdsNul) : false;
+  typeof v === 'string' ? v.includes('\u0000')
+  : Array.isArray(v) ? v.some(holdsNul)
+  : v !== null && typeof v === 'object' ? Object.values(v).some(holdsNul)
+  : false;
 
 /** True when an argument value (a literal, or the variables it names, however nested) holds a NUL character. */
 const valueHoldsNul = (v: ValueNode, variables: Record<string, unknown>): boolean =>
@@ -80,7 +84,10 @@ const valueHoldsNul = (v: ValueNode, variables: Record<string, unknown>): boolea
   : false;
 
 const badInput = (key: string) =>
-  createGraphQLError('invalid input: a text value contains a NUL character', { path: [key], extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+  createGraphQLError('invalid input: a text value contains a NUL character', {
+    path: [key],
+    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+  });
 
 /**
  * Refuses a whole operation before any of its fields runs (I15):
@@ -123,14 +130,16 @@ export function useOperationGuard(): Plugin {
     const admit = ctx.admitBuyer;
     const placing = admit ? fields.filter((f) => f.name === 'placeOrder') : [];
     if (!admit || placing.length === 0) return;
-    const inputType = args.schema.getMutationType()?.getFields().placeOrder?.args.find((a) => a.name === 'input')?.type as GraphQLInputType;
+    const placeOrder = args.schema.getMutationType()?.getFields().placeOrder;
+    const inputType = placeOrder?.args.find((a) => a.name === 'input')?.type as GraphQLInputType;
     return (async () => {
       const perBuyer = new Map<string, number>();
       for (const f of placing) {
         const node = f.node.arguments?.find((a) => a.name.value === 'input')?.value;
-        const input = node && (valueFromAST(node, inputType, variables) as { customerId?: unknown; buyerToken?: unknown } | undefined);
+        const input = node && (valueFromAST(node, inputType, variables) as { customerId?: unknown; buyerToken?: unknown });
         if (!input || input.customerId == null) continue; // execution refuses input it cannot coerce; it writes nothing
-        const buyer = await ctx.buyerOf({ customerId: String(input.customerId), buyerToken: typeof input.buyerToken === 'string' ? input.buyerToken : null });
+        const buyerToken = typeof input.buyerToken === 'string' ? input.buyerToken : null;
+        const buyer = await ctx.buyerOf({ customerId: String(input.customerId), buyerToken });
         if (buyer.ok) perBuyer.set(buyer.buyer.id, (perBuyer.get(buyer.buyer.id) ?? 0) + 1); // refused: it writes nothing
       }
       try {
@@ -141,7 +150,7 @@ export function useOperationGuard(): Plugin {
     })();
   };
   return {
-    onExecute: ({ args, setResultAndStopExecution }) => guard(args, (errors) => setResultAndStopExecution({ errors: errors as never })),
-    onSubscribe: ({ args, setResultAndStopExecution }) => guard(args, (errors) => setResultAndStopExecution({ errors: errors as never })),
+    onExecute: ({ args, setResultAndStopExecution: stop }) => guard(args, (errors) => stop({ errors: errors as never })),
+    onSubscribe: ({ args, setResultAndStopExecution: stop }) => guard(args, (errors) => stop({ errors: errors as never })),
   };
 }

@@ -87,4 +87,6 @@ export const buyerTokenSettings = (runtime: { nodeEnv: string }, devDefault = tr
       else if (s.secret.length < BUYER_TOKEN_SECRET_MIN_LENGTH && (production || !devDefault))
         problem(`must have ${BUYER_TOKEN_SECRET_MIN_LENGTH}+ characters with NODE_ENV=production`);
     })
-    .transform((s) => ({ secret: s.secret ?? (devDefault && runtime.nodeEnv !== 'production' ? DEV_BUYER_TOKEN_SECRET : undefined) }));
+    .transform((s) => ({
+      secret: s.secret ?? (devDefault && runtime.nodeEnv !== 'production' ? DEV_BUYER_TOKEN_SECRET : undefined),
+    }));

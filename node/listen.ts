@@ -23,7 +23,10 @@ export const LISTEN_BACKLOG = 4096;
  * Serves `fetch` on `port` and `host`; resolves once it listens.
  * @example const server = await listen(app.fetch, { port: 4000, host: '127.0.0.1' })
  */
-export async function listen(fetch: (request: Request) => Response | Promise<Response>, at: { port: number; host: string }): Promise<ServerType> {
+export async function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  at: { port: number; host: string },
+): Promise<ServerType> {
   const server = createAdaptorServer({ fetch });
   const http = server as import('node:http').Server;
   http.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

@@ -26,8 +26,12 @@ export type BuyerTokens = {
 const PREFIX = 'bt_';
 // the MAC covers a label as well as the claims: no other value this server signs with the same secret can pass as one
 const signed = (claims: string) => `lastunit buyer token v1.${claims}`;
-const toBase64url = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-const fromBase64url = (s: string) => new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)));
+const toBase64url = (s: string) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const fromBase64url = (s: string) => {
+  const bytes = Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+};
 
 /**
  * Mints and verifies buyer tokens with `secret`: `bt_<base64url claims>.<base64url HMAC>`, the claims
@@ -74,8 +78,10 @@ export async function createBuyerToken(
   const errors: DomainError[] = [];
   const { customerId } = input;
   const ttl = input.ttlSeconds ?? DEFAULT_BUYER_TOKEN_TTL_SECONDS;
-  if (customerId.trim().length === 0 || customerId.length > MAX_CUSTOMER_ID_LENGTH || customerId.includes('\u0000'))
-    errors.push(refuse('INVALID_INPUT', `customerId must be 1 to ${MAX_CUSTOMER_ID_LENGTH} characters, without NUL`, ['customerId']));
+  if (customerId.trim().length === 0 || customerId.length > MAX_CUSTOMER_ID_LENGTH || customerId.includes('\u0000')) {
+    const message = `customerId must be 1 to ${MAX_CUSTOMER_ID_LENGTH} characters, no NUL`;
+    errors.push(refuse('INVALID_INPUT', message, ['customerId']));
+  }
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_BUYER_TOKEN_TTL_SECONDS)
     errors.push(refuse('INVALID_INPUT', `ttlSeconds must be between 1 and ${MAX_BUYER_TOKEN_TTL_SECONDS}`, ['ttlSeconds']));
   if (!tokens) errors.push(refuse('INVALID_INPUT', 'this server issues no buyer tokens (BUYER_TOKEN_SECRET is not set)'));

@@ -8,7 +8,10 @@ import { refuse, type DomainError } from './errors.js';
 import type { BuyerTokens } from './buyer-tokens.js';
 
 export type Buyer = {
-  /** whom the hold limit and the per-buyer rate limit count: `customer:<id>`, or `ip:<address>` (`ip:unknown` when the host could not tell) */
+  /**
+   * whom the hold limit and the per-buyer rate limit count: `customer:<id>`, or `ip:<address>` (`ip:unknown` when the
+   * host could not tell: such callers share one budget rather than none)
+   */
   id: string;
   /**
    * whom the purchase counter counts, when it is not the order's customerId: the address of a public key's buyer
@@ -37,9 +40,13 @@ export async function buyerOf(
     return { ok: true, buyer: { id: address, countedCustomer: address } };
   }
   const vouched = tokens ? await tokens.verify(input.buyerToken) : null;
+  const refused = (message: string, field: string): BuyerResult => ({
+    ok: false,
+    errors: [refuse('INVALID_INPUT', message, [field])],
+  });
   if (!vouched || vouched.clientId !== caller.clientId)
-    return { ok: false, errors: [refuse('INVALID_INPUT', 'buyerToken is not a valid buyer token of this API client (expired, altered, or minted for another client)', ['buyerToken'])] };
+    return refused('buyerToken is not a valid buyer token of this API client (expired, altered, another client)', 'buyerToken');
   if (vouched.customerId !== input.customerId)
-    return { ok: false, errors: [refuse('INVALID_INPUT', "customerId must be the buyer token's customer", ['customerId'])] };
+    return refused("customerId must be the buyer token's customer", 'customerId');
   return { ok: true, buyer: { id: `customer:${input.customerId}`, countedCustomer: null } };
 }

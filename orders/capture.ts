@@ -5,9 +5,9 @@ import type { Processor } from '../payments/processor.js';
 import type { Metrics } from '../common/metrics.js';
 
 /**
- * Attempts before a capture is FAILED: with the backoff doubling from the lease (a minute), the tenth attempt comes about 8.5 hours
- * after the first, well inside an authorization's life, and a capture that cannot succeed (the processor refuses it:
- * nothing to capture, voided, unknown) stops instead of being retried forever.
+ * Attempts before a capture is FAILED: with the backoff doubling from the lease (a minute), the tenth attempt comes
+ * about 8.5 hours after the first, well inside an authorization's life, and a capture that cannot succeed (the
+ * processor refuses it: nothing to capture, voided, unknown) stops instead of being retried forever.
  */
 export const MAX_CAPTURE_ATTEMPTS = 10;
 
@@ -36,7 +36,8 @@ export async function captureOnce(
       } catch (err) {
         failed++;
         const why = String((err as Error)?.message ?? err);
-        const state = await store.noteCaptureFailed(db, c.id, why, opts.maxAttempts ?? MAX_CAPTURE_ATTEMPTS, opts.retrySeconds ?? opts.leaseSeconds ?? 60);
+        const bound = opts.maxAttempts ?? MAX_CAPTURE_ATTEMPTS;
+        const state = await store.noteCaptureFailed(db, c.id, why, bound, opts.retrySeconds ?? opts.leaseSeconds ?? 60);
         metrics.paymentCaptures.inc({ outcome: state === 'FAILED' ? 'failed' : 'retry' });
         continue;
       }

@@ -6,20 +6,30 @@ import * as r from '../resolvers/orders.js';
 const CreateBuyerTokenInput = builder.inputType('CreateBuyerTokenInput', {
   description: 'A customer of your API client, vouched for by your backend.',
   fields: (t) => ({
-    customerId: t.id({ required: true, description: 'The customer the token vouches for (1-255 characters): the customerId the browser must place with.' }),
+    customerId: t.id({
+      required: true,
+      description: 'The customer the token vouches for (1-255 characters): the customerId the browser must place with.',
+    }),
     ttlSeconds: t.int({ required: false, description: 'How long the token is valid: 1 to 86400 seconds (default 3600).' }),
   }),
 });
 
-const CreateBuyerTokenPayload = builder.objectRef<Awaited<ReturnType<typeof r.createBuyerToken>>>('CreateBuyerTokenPayload').implement({
+type Payload = Awaited<ReturnType<typeof r.createBuyerToken>>;
+const CreateBuyerTokenPayload = builder.objectRef<Payload>('CreateBuyerTokenPayload').implement({
   description: 'A buyer token for one customer, or why not (userErrors).',
   fields: (t) => ({
     token: t.string({
       nullable: true,
-      description: 'Hand it to the browser, which sends it as PlaceOrderInput.buyerToken with the public key; null when refused.',
+      description:
+        'Hand it to the browser, which sends it as PlaceOrderInput.buyerToken with the public key; null when refused.',
       resolve: (p) => p.token,
     }),
-    expiresAt: t.field({ type: 'DateTime', nullable: true, description: 'When the token stops being accepted.', resolve: (p) => p.expiresAt }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the token stops being accepted.',
+      resolve: (p) => p.expiresAt,
+    }),
     userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
   }),
 });

@@ -16,8 +16,9 @@ BEGIN
   UPDATE payments
      SET capture_error = left(p_error, 500),
          capture_state = CASE WHEN capture_attempts >= p_max_attempts THEN 'FAILED' ELSE capture_state END,
-         capture_lease_until = CASE WHEN capture_attempts >= p_max_attempts THEN NULL
-                                    ELSE now() + make_interval(secs => least(p_retry_seconds * 2 ^ least(capture_attempts - 1, 20), 21600)) END
+         capture_lease_until = CASE
+           WHEN capture_attempts >= p_max_attempts THEN NULL
+           ELSE now() + make_interval(secs => least(p_retry_seconds * 2 ^ least(capture_attempts - 1, 20), 21600)) END
    WHERE id = p_id AND capture_state = 'PENDING'
   RETURNING capture_state, order_id INTO v_state, v_order;
   IF v_state = 'FAILED' THEN
