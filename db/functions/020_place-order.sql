@@ -89,14 +89,14 @@ $$;
 -- An order and its lines, prices as priced (p_lines: [{sku, quantity, unitAmount}]).
 CREATE OR REPLACE FUNCTION insert_order(
   p_order_id uuid, p_client_id text, p_customer_id text, p_status text, p_total bigint, p_currency text,
-  p_lines jsonb, p_rejection jsonb, p_hold_buyer text, p_token_hash text
+  p_lines jsonb, p_rejection jsonb, p_hold_buyer text, p_token_hash text, p_counted_customer text
 ) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection,
-                      hold_buyer, token_hash)
+                      hold_buyer, token_hash, counted_customer)
   VALUES (p_order_id, p_client_id, p_customer_id, p_status, p_total, p_currency, now(), now(), p_rejection,
-          p_hold_buyer, p_token_hash);
+          p_hold_buyer, p_token_hash, p_counted_customer);
   INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
   SELECT p_order_id, l.sku, l.quantity, l."unitAmount"
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer, "unitAmount" integer);
@@ -125,7 +125,7 @@ BEGIN
   END IF;
   v_rejection := stock_rejection(v_short.sku, v_short.quantity, v_short.available);
   PERFORM insert_order(p_order_id, p_client_id, p_customer_id, 'REJECTED', p_total, p_currency, p_lines, v_rejection,
-                       NULL, p_token_hash);
+                       NULL, p_token_hash, NULL);
   IF p_payment THEN
     PERFORM close_key(p_client_id, p_customer_id, p_key);
   END IF;
@@ -139,14 +139,14 @@ $$;
 -- and its order-status event (I9, corrected by record_refusal if the claim refuses). Returns the event's id.
 CREATE OR REPLACE FUNCTION write_held_order(
   p_order_id uuid, p_client_id text, p_customer_id text, p_total bigint, p_currency text, p_lines jsonb,
-  p_hold_buyer text, p_token_hash text, p_expires timestamptz
+  p_hold_buyer text, p_token_hash text, p_expires timestamptz, p_counted_customer text
 ) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
   v_event bigint;
 BEGIN
   PERFORM insert_order(p_order_id, p_client_id, p_customer_id, 'RESERVED', p_total, p_currency, p_lines, NULL,
-                       p_hold_buyer, p_token_hash);
+                       p_hold_buyer, p_token_hash, p_counted_customer);
   INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
   SELECT p_order_id, l.sku, l.quantity, 'HELD', p_expires, now()
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
@@ -163,13 +163,17 @@ $$;
 --   p_buyer, p_max_holds: whom the hold counts against and how many active holds a buyer may have (I14, 0 = no limit).
 --   p_token_hash: the SHA-256 of the order token this call hands out (orders/order-tokens.ts), written with the order;
 --              a replay writes nothing and the caller hands out no token.
+--   p_counted_customer: whom the purchase counter counts (I12) when not p_customer_id (a public key's buyer by
+--              address, orders/buyer.ts); written on the order, so every give-back counts the same customer.
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
+DROP FUNCTION IF EXISTS prepare_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer, text);
 CREATE OR REPLACE FUNCTION prepare_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
-  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL,
+  p_counted_customer text DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -199,11 +203,12 @@ BEGIN
     END IF;
   END IF;
   v_event := write_held_order(v_order_id, p_client_id, p_customer_id, v_o.total, v_o.currency, v_o.lines, v_hold_buyer,
-                              p_token_hash, v_expires);
+                              p_token_hash, v_expires, p_counted_customer);
   RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id,
     'customerId', p_customer_id, 'key', p_key, 'payment', p_payment, 'lines', v_o.lines, 'totalAmount', v_o.total,
     'currency', v_o.currency, 'now', now(), 'expiresAt', v_expires, 'statusEvent', v_event, 'holdBuyer', v_hold_buyer,
-    'maxHolds', p_max_holds, 'hasBundle', v_o.has_bundle, 'limited', v_o.limited);
+    'maxHolds', p_max_holds, 'hasBundle', v_o.has_bundle, 'limited', v_o.limited,
+    'countedCustomer', coalesce(p_counted_customer, p_customer_id));
 END
 $$;
 
@@ -218,7 +223,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
   held := false;
   IF (p->>'limited')::boolean OR (p->>'hasBundle')::boolean THEN
-    rejection := claim_rejection(purchase_refusal(p->>'clientId', p->>'customerId', p->'lines'));
+    rejection := claim_rejection(purchase_refusal(p->>'clientId', p->>'countedCustomer', p->'lines'));
     IF rejection IS NOT NULL THEN
       RETURN;
     END IF;
@@ -266,7 +271,7 @@ BEGIN
     SELECT h.held, h.rejection INTO v_held, v_rejection FROM refused_hold(p) AS h;
   END IF;
   IF v_rejection IS NULL THEN
-    v_failure := claim_units(p->'lines', false, p->>'clientId', p->>'customerId',
+    v_failure := claim_units(p->'lines', false, p->>'clientId', p->>'countedCustomer',
                              coalesce((p->>'limited')::boolean, false), coalesce((p->>'hasBundle')::boolean, true));
     IF v_failure IS NOT NULL THEN
       v_rejection := claim_rejection(v_failure);
@@ -287,17 +292,19 @@ $$;
 -- placeOrder for one order: both phases in one statement, one round trip.
 DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer);
 DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer);
+DROP FUNCTION IF EXISTS place_order(text, text, text, text, jsonb, integer, integer, boolean, integer, text, integer, text);
 CREATE OR REPLACE FUNCTION place_order(
   p_client_id text, p_customer_id text, p_key text, p_request_hash text,
   p_lines jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
   p_payment boolean DEFAULT false, p_recovery_seconds integer DEFAULT NULL,
-  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL
+  p_buyer text DEFAULT NULL, p_max_holds integer DEFAULT 0, p_token_hash text DEFAULT NULL,
+  p_counted_customer text DEFAULT NULL
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_prepared jsonb := prepare_order(p_client_id, p_customer_id, p_key, p_request_hash, p_lines,
                                     p_hold_ttl_seconds, p_retention_hours, p_payment, p_recovery_seconds, p_buyer, p_max_holds,
-                                    p_token_hash);
+                                    p_token_hash, p_counted_customer);
 BEGIN
   IF v_prepared->>'kind' <> 'prepared' THEN
     RETURN v_prepared;

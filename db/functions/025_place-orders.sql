@@ -33,13 +33,14 @@ $$;
 -- Every other request is left to prepare_other_requests, as is a total beyond integer range (its answer is bad input).
 -- STABLE SQL, so it is inlined into write_short_orders' statement: one plan, as if written there.
 CREATE OR REPLACE FUNCTION short_paths(p_requests jsonb, p_sku text, p_plain boolean, p_max_holds integer)
-RETURNS TABLE (n bigint, client_id text, customer_id text, key text, hash text, token_hash text, sku text,
+RETURNS TABLE (n bigint, client_id text, customer_id text, key text, hash text, token_hash text, counted_customer text,
+               sku text,
                quantity integer, buyer text, price_amount integer, currency text, available integer, total bigint,
                path text)
 LANGUAGE sql STABLE AS $$
   WITH req AS (
     SELECT e.n, e.value->>'clientId' AS client_id, e.value->>'customerId' AS customer_id, e.value->>'key' AS key,
-           e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash,
+           e.value->>'hash' AS hash, e.value->>'tokenHash' AS token_hash, e.value->>'countedCustomer' AS counted_customer,
            e.value->'lines'->0->>'sku' AS sku, (e.value->'lines'->0->>'quantity')::integer AS quantity,
            CASE WHEN coalesce(p_max_holds, 0) > 0 THEN e.value->>'buyer' END AS buyer
       FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
@@ -89,9 +90,10 @@ BEGIN
         FROM chosen c WHERE c.order_id IN (SELECT k.order_id FROM keys k)
     ), orders_in AS (
       INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection,
-                          hold_buyer, token_hash)
+                          hold_buyer, token_hash, counted_customer)
       SELECT w.order_id, w.client_id, w.customer_id, CASE WHEN w.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END,
-             w.total, w.currency, now(), now(), w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash
+             w.total, w.currency, now(), now(), w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash,
+             CASE WHEN w.path = 'plain' THEN w.counted_customer END
         FROM won w
     ), lines_in AS (
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
@@ -136,7 +138,8 @@ BEGIN
   LOOP
     p_answers[v_req.n] := prepare_order(v_req.r->>'clientId', v_req.r->>'customerId', v_req.r->>'key', v_req.r->>'hash',
                                         v_req.r->'lines', p_hold_ttl_seconds, p_retention_hours, false, NULL,
-                                        v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash');
+                                        v_req.r->>'buyer', p_max_holds, v_req.r->>'tokenHash',
+                                        v_req.r->>'countedCustomer');
   END LOOP;
   RETURN p_answers;
 END
@@ -259,7 +262,7 @@ BEGIN
 END
 $$;
 
--- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash}; returns the answers in the
+-- p_requests: jsonb array of {clientId, customerId, key, hash, lines, buyer, tokenHash, countedCustomer}; returns the answers in the
 -- same order: write_short_orders' short ones (a plain sale with `rejection` when claim_batch refused it), the others
 -- as place_order answers.
 DROP FUNCTION IF EXISTS place_orders(jsonb, integer, integer);

@@ -80,13 +80,14 @@ BEGIN
     RETURN;
   END IF;
   IF p_to <> 'SOLD' THEN  -- released, expired, declined, cancelled: the units went back to available
+    -- the customer each order was counted against: its counted customer (a public key's buyer), else its customer
     UPDATE customer_purchases c SET units = greatest(c.units - m.q, 0), updated_at = now()
-      FROM (SELECT o.client_id, o.customer_id, x.s AS sku, sum(x.q)::integer AS q
+      FROM (SELECT o.client_id, coalesce(o.counted_customer, o.customer_id) AS customer_id, x.s AS sku, sum(x.q)::integer AS q
               FROM jsonb_to_recordset(p_moved) AS x(o uuid, s text, q integer) JOIN orders o ON o.id = x.o
-             GROUP BY o.client_id, o.customer_id, x.s) m
+             GROUP BY 1, 2, 3) m
      WHERE c.client_id = m.client_id AND c.customer_id = m.customer_id AND c.sku = m.sku;
     DELETE FROM customer_purchases c
-     USING (SELECT DISTINCT o.client_id, o.customer_id, x.s AS sku
+     USING (SELECT DISTINCT o.client_id, coalesce(o.counted_customer, o.customer_id) AS customer_id, x.s AS sku
               FROM jsonb_to_recordset(p_moved) AS x(o uuid, s text) JOIN orders o ON o.id = x.o) m
      WHERE c.client_id = m.client_id AND c.customer_id = m.customer_id AND c.sku = m.sku AND c.units = 0;
   END IF;
@@ -127,7 +128,7 @@ BEGIN
     -- the units each customer holds of the SKU: its own lines, and the SKU's units inside bundle lines (a bundle's
     -- reservation holds quantity x component quantity of each component, as the claim counted them; 091_bundles.sql)
     INSERT INTO customer_purchases (client_id, customer_id, sku, units, max_units)
-    SELECT o.client_id, o.customer_id, p_sku, sum(u.quantity)::integer, greatest(p_limit, sum(u.quantity)::integer)
+    SELECT o.client_id, coalesce(o.counted_customer, o.customer_id), p_sku, sum(u.quantity)::integer, greatest(p_limit, sum(u.quantity)::integer)
       FROM (SELECT r.order_id, r.quantity
               FROM reservations r
              WHERE r.sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')
@@ -136,7 +137,7 @@ BEGIN
               FROM bundle_components b JOIN reservations r ON r.sku = b.bundle_sku
              WHERE b.component_sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')) u
       JOIN orders o ON o.id = u.order_id
-     GROUP BY o.client_id, o.customer_id;
+     GROUP BY o.client_id, coalesce(o.counted_customer, o.customer_id);
   END IF;
   RETURN true;
 END

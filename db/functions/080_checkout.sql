@@ -55,7 +55,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_order record;
 BEGIN
-  SELECT status, client_id, customer_id INTO v_order FROM orders WHERE id = p_order_id;
+  -- customer_id: whom the purchase counter counts (I12): the order's counted customer, else its customer
+  SELECT status, client_id, coalesce(counted_customer, customer_id) AS customer_id INTO v_order
+    FROM orders WHERE id = p_order_id;
   IF v_order.status = 'RESERVED' THEN
     -- I6: only HELD holds move; their counters stay counted as bought (I12) and the hold stops counting (I14).
     PERFORM move_reserved_units(ARRAY[p_order_id], 'HELD', 'SOLD', NULL);
@@ -149,14 +151,19 @@ $$;
 -- payment through lastunit (UNIQUE per order; the worker voids it: a refund after capture, a cancel of the
 -- authorization before; a capture not yet made is stopped here), a caller_refunds row for one taken elsewhere.
 -- p_restock: the sold units go back on sale (sold -> available, the availability event, the customer's purchase count
--- given back); without it they stay sold (e.g. shipped and not returned). Returns {kind: cancelled | already_cancelled | not_confirmed | not_found, order}.
+-- given back); without it they stay sold (e.g. shipped and not returned). A marketplace order (no payment here: the
+-- marketplace took the money) is cancelled at the marketplace too: a channel_incidents row ADMIN_CANCELLED, the same
+-- outbox as an oversell's cancellation, asked once by the pusher outside any transaction.
+-- Returns {kind: cancelled | already_cancelled | not_confirmed | not_found, order}.
 CREATE OR REPLACE FUNCTION cancel_confirmed_order(p_order_id uuid, p_restock boolean, p_reason text) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_status text;
-  v_pay    payments%ROWTYPE;
+  v_status   text;
+  v_pay      payments%ROWTYPE;
+  v_channel  text;
+  v_external text;
 BEGIN
-  SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- the order row first
+  SELECT status, channel_id, external_order_id INTO v_status, v_channel, v_external FROM orders WHERE id = p_order_id FOR UPDATE;  -- the order row first
   IF NOT FOUND THEN
     RETURN jsonb_build_object('kind', 'not_found');
   END IF;
@@ -180,6 +187,13 @@ BEGIN
     INSERT INTO compensations (order_id, provider, provider_ref, payment_key, reason)
     VALUES (p_order_id, v_pay.provider, v_pay.provider_ref, coalesce(v_pay.idem_key, p_order_id::text), 'cancelled: ' || coalesce(p_reason, 'by an admin'))
     ON CONFLICT (order_id) DO NOTHING;
+  END IF;
+  IF v_channel IS NOT NULL THEN  -- once per marketplace order (the incident's unique key)
+    INSERT INTO channel_incidents (channel_id, kind, external_order_id, order_id, sku, lines)
+    SELECT v_channel, 'ADMIN_CANCELLED', v_external, p_order_id, min(l.sku),
+           jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity) ORDER BY l.sku)
+      FROM order_lines l WHERE l.order_id = p_order_id
+    ON CONFLICT (channel_id, external_order_id, kind) DO NOTHING;
   END IF;
   UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = p_order_id;
   PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
