@@ -21,6 +21,7 @@ import { paymentWebhooks } from './payment-webhooks.js';
 import { channelWebhooks } from './channel-webhooks.js';
 import { createChannels } from '../orders/channels.js';
 import { useLimits } from './use-limits.js';
+import { useOperationGuard } from './use-operation-guard.js';
 import { useNoIntrospection } from './use-no-introspection.js';
 import { refuseBatches, requestBodyLimit, useSharedBody } from './request-guards.js';
 import { createDocumentCheck } from './document-check.js';
@@ -86,6 +87,8 @@ export type AppDeps = {
   rateLimit?: KeyRateLimit;
   /** Node host: the per-buyer rate limit on placeOrder (app/buyer-rate-limit.ts) */
   admitBuyer?: AdmitBuyer;
+  /** BUYER_TOKEN_SECRET: signs and checks buyer tokens (orders/buyer-tokens.ts); absent: none minted or accepted */
+  buyerTokenSecret?: string;
   /**
    * The client's address as this host knows it (Node: the connection, or X-Forwarded-For under TRUST_PROXY; Workers:
    * cf-connecting-ip): the buyer of a `public` key (orders/buyer.ts). Absent or undefined: unknown.
@@ -109,7 +112,7 @@ export function createApp(deps: AppDeps) {
   // A partner's document is checked at publish time against the limits this app enforces at call time.
   const checkDocument = createDocumentCheck(schema, deps.limits);
   const domainFor = (db: Db) => ({
-    orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten }),
+    orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten, buyerTokenSecret: deps.buyerTokenSecret }),
     catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten, keyRetentionHours: deps.settings.idempotencyRetentionHours }),
     partners: createPartnerDocuments({ db, checkDocument }),
     channels: createChannels({ db }),
@@ -122,6 +125,17 @@ export function createApp(deps: AppDeps) {
   // The persisted-operations plugin sees only the Request: the caller authentication found travels beside it.
   const parties = new WeakMap<Request, RequestParty>();
   type YogaServerContext = { caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners' | 'channels' | 'admitBuyer'>;
+  // A placeOrder's buyer, resolved once per request and input (a buyer token is verified once): the operation guard
+  // counts it against the per-buyer rate limit, then the resolver places the order with it.
+  const buyerMemo = (orders: Context['orders'], caller: Caller): Context['buyerOf'] => {
+    const seen = new Map<string, ReturnType<Context['buyerOf']>>();
+    return (input) => {
+      const key = JSON.stringify([input.customerId, input.buyerToken ?? null]);
+      let r = seen.get(key);
+      if (!r) seen.set(key, (r = orders.buyerOf(caller, input)));
+      return r;
+    };
+  };
   const yoga = createYoga<YogaServerContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -142,8 +156,11 @@ export function createApp(deps: AppDeps) {
       ...(deps.persistedOperations ? [deps.persistedOperations((req) => parties.get(req))] : []),
       useNoIntrospection({ enabled: !!deps.production }),
       useLimits(deps.limits),
+      useOperationGuard(), // I15: after every check of the document, before any field runs
     ],
-    context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({ caller, orders, catalog, partners, channels, live, admitBuyer }),
+    context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({
+      caller, orders, catalog, partners, channels, live, admitBuyer, buyerOf: buyerMemo(orders, caller),
+    }),
   });
   const runYoga = (req: Request, c: HonoContext<Env>) => {
     const caller = c.get('caller');

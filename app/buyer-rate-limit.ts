@@ -4,13 +4,17 @@ import { createGraphQLError } from 'graphql-yoga';
 import type { Caller } from '../common/caller.js';
 import { countRequest, rateLimitHeaders, type RateLimitStore } from './rate-limit.js';
 
-/** Admits one placeOrder of `buyer` (orders/buyer.ts), or throws RATE_LIMITED (HTTP 429, Retry-After). */
-export type AdmitBuyer = (caller: Caller, buyer: string) => Promise<void>;
+/**
+ * Admits `n` placeOrders (default 1) of `buyer` (orders/buyer.ts) at once, or throws RATE_LIMITED (HTTP 429,
+ * Retry-After). The operation guard (app/use-operation-guard.ts) admits every placeOrder of an operation before any runs.
+ */
+export type AdmitBuyer = (caller: Caller, buyer: string, n?: number) => Promise<void>;
 
 /**
  * `limit` placeOrder requests per buyer per `windowSeconds` (0: off), counted per API client, in the same store as
  * the key limit. Past it: a GraphQL error with code RATE_LIMITED, HTTP 429, `Retry-After` and the buyer's RateLimit-*
- * figures; nothing is executed. A failing store lets the request through (told to `onStoreError`).
+ * figures; nothing is executed. An operation whose placeOrders would take the buyer past the limit is refused whole.
+ * A failing store lets the request through (told to `onStoreError`).
  * @example const admit = buyerRateLimit({ limit: 20, windowSeconds: 60, store }); await admit(caller, 'customer:c1')
  */
 export function buyerRateLimit(opts: {
@@ -19,8 +23,8 @@ export function buyerRateLimit(opts: {
   store: RateLimitStore;
   onStoreError?: (err: unknown) => void;
 }): AdmitBuyer {
-  return async (caller, buyer) => {
-    const v = await countRequest(opts, `rlb:${caller.clientId}:${buyer}`, opts.limit);
+  return async (caller, buyer, n = 1) => {
+    const v = await countRequest(opts, `rlb:${caller.clientId}:${buyer}`, opts.limit, n);
     if (!v || v.allowed) return;
     throw createGraphQLError(`rate limit of ${v.limit} placeOrder requests per ${v.windowSeconds}s exceeded for this buyer`, {
       extensions: {

@@ -6,8 +6,8 @@ import type { Caller, Role } from '../common/caller.js';
 
 /** Counts hits of one key in fixed windows. */
 export type RateLimitStore = {
-  /** adds one hit to `key` in the window of `windowMs`; returns the count so far and ms until the window ends */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
+  /** adds `n` hits (default 1) to `key` in the window of `windowMs`; returns the count so far and ms until the window ends */
+  hit(key: string, windowMs: number, n?: number): Promise<{ count: number; resetMs: number }>;
 };
 
 /**
@@ -19,12 +19,12 @@ export type RateLimitStore = {
 export function memoryRateLimitStore(now: () => number = Date.now): RateLimitStore {
   const windows = new Map<number, { start: number; counts: Map<string, number> }>();
   return {
-    async hit(key, windowMs) {
+    async hit(key, windowMs, n = 1) {
       const t = now();
       const start = t - (t % windowMs);
       let w = windows.get(windowMs);
       if (!w || w.start !== start) windows.set(windowMs, (w = { start, counts: new Map() }));
-      const count = (w.counts.get(key) ?? 0) + 1;
+      const count = (w.counts.get(key) ?? 0) + n;
       w.counts.set(key, count);
       return { count, resetMs: start + windowMs - t };
     },
@@ -38,20 +38,21 @@ export type RateVerdict = { allowed: boolean; limit: number; remaining: number; 
 export type RoleLimits = Partial<Record<Role, number>>;
 
 /**
- * Counts one request of `scope` against `limit` per window. Resolves null when nothing is counted: the limit is 0
- * (off), or the store failed (then `onStoreError` is told and the request goes on: an outage of the limiter must not
- * take the API down).
+ * Counts `n` requests (default 1) of `scope` against `limit` per window. Resolves null when nothing is counted: the
+ * limit is 0 (off), or the store failed (then `onStoreError` is told and the request goes on: an outage of the limiter
+ * must not take the API down).
  * @example const v = await countRequest({ store, windowSeconds: 60 }, `rl:${caller.clientId}`, 600)
  */
 export async function countRequest(
   opts: { store: RateLimitStore; windowSeconds: number; onStoreError?: (err: unknown) => void },
   scope: string,
   limit: number,
+  n = 1,
 ): Promise<RateVerdict | null> {
   if (!(limit > 0)) return null;
   let hit: { count: number; resetMs: number };
   try {
-    hit = await opts.store.hit(scope, opts.windowSeconds * 1000);
+    hit = await opts.store.hit(scope, opts.windowSeconds * 1000, n);
   } catch (err) {
     opts.onStoreError?.(err);
     return null;

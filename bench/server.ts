@@ -17,6 +17,7 @@ export const benchProductionEnv = () => ({
   PAYMENT_PROVIDER: 'sandbox',
   ALLOW_SANDBOX_PAYMENTS: 'true',
   PAYMENT_WEBHOOK_SECRET: randomKey(),
+  BUYER_TOKEN_SECRET: randomKey() + randomKey(),
   HOST: '127.0.0.1',
 });
 

@@ -1,10 +1,12 @@
 // Marketplace order webhooks as one normalized event: the signature verified on the raw body first (SANDBOX:
-// lastunit's `x-lastunit-signature`; SHOPIFY: Shopify's `X-Shopify-Hmac-Sha256`), then the body read. Pure: no I/O.
+// lastunit's `x-lastunit-signature`; SHOPIFY: Shopify's `X-Shopify-Hmac-Sha256`), then the signed body read: it alone
+// says what the delivery does and which event it is. Pure: no I/O.
 // No node:crypto: the admin channel operations reach this file from the worker bundle too. Verification is Web Crypto
 // (globalThis.crypto.subtle on Node 20 and Workers): crypto.subtle.verify compares the MAC in constant time.
 // Signing (the sandbox, tests) is channels/sign.ts.
 
 import { SIGNATURE_HEADER, readSignatureHeader } from '../common/webhook-signature.js';
+import { sha256Hex } from '../common/hash.js';
 
 export const SANDBOX_SIGNATURE_HEADER = SIGNATURE_HEADER;
 
@@ -84,10 +86,15 @@ function json(body: string): any {
 
 /**
  * Verifies and reads one delivery. Throws ChannelSignatureError (answer 400/401, no effect) or ChannelPayloadError
- * (answer 422, no effect).
- * SANDBOX body: `{eventId, type: "order.created" | "order.cancelled", externalOrderId, customer?, lines: [{sku, quantity}]}`.
- * SHOPIFY: topic `orders/create` or `orders/cancelled` (X-Shopify-Topic), event id from X-Shopify-Event-Id (or
- * X-Shopify-Webhook-Id on older API versions), the order's `admin_graphql_api_id` (or `id`) and `line_items`.
+ * (answer 422, no effect). What a delivery does, and which event it is (I8), come only from what the marketplace signs:
+ * anyone who saw one delivery can resend it with other headers.
+ * SANDBOX: lastunit's scheme signs the timestamp and the body, which says it all:
+ * `{eventId, type: "order.created" | "order.cancelled", externalOrderId, customer?, lines: [{sku, quantity}]}`.
+ * SHOPIFY: Shopify signs the body only (X-Shopify-Topic and X-Shopify-Event-Id are not signed), so the body decides: an
+ * order (`admin_graphql_api_id` gid://shopify/Order/..., or a REST `id` with `line_items`) whose `cancelled_at` is set
+ * is a cancellation, any other is the order (created, or a duplicate of it); the event's identity is the SHA-256 of the
+ * body, so a body seen before is a duplicate whatever its headers say. A topic that is not an order topic can only make
+ * a delivery ignored (which records nothing), never change what a signed order body does.
  */
 export async function readDelivery(
   kind: ChannelKind,
@@ -108,14 +115,15 @@ export async function readDelivery(
   }
   await verifyShopify(body, headers.get('x-shopify-hmac-sha256'), secret);
   const topic = headers.get('x-shopify-topic');
-  const eventId = text(headers.get('x-shopify-event-id') ?? headers.get('x-shopify-webhook-id'));
-  if (topic !== 'orders/create' && topic !== 'orders/cancelled') return { ignored: `topic ${topic ?? '(none)'}` };
-  if (!eventId) throw new ChannelPayloadError('X-Shopify-Event-Id (or X-Shopify-Webhook-Id) is missing');
+  if (topic !== null && !topic.startsWith('orders/')) return { ignored: `topic ${topic}` };
   const b = json(body);
+  const gid = text(b?.admin_graphql_api_id);
+  if (gid ? !/^gid:\/\/shopify\/Order\/\d{1,30}$/.test(gid) : !Array.isArray(b?.line_items)) return { ignored: 'not an order' };
   // the REST id may exceed 2^53 (JSON numbers lose digits): the GraphQL id is the exact one
-  const externalOrderId = text(b?.admin_graphql_api_id) ?? (/"id"\s*:\s*(\d{1,30})/.exec(body)?.[1] ?? null);
+  const externalOrderId = gid ?? (/"id"\s*:\s*(\d{1,30})/.exec(body)?.[1] ?? null);
   if (!externalOrderId) throw new ChannelPayloadError('the order has no id');
+  const eventId = `sha256:${await sha256Hex(body)}`;
   const customer = text(b?.customer?.admin_graphql_api_id) ?? 'marketplace';
-  if (topic === 'orders/cancelled') return { eventId, type: 'order.cancelled', externalOrderId, customer, lines: [] };
+  if (b.cancelled_at != null && b.cancelled_at !== '') return { eventId, type: 'order.cancelled', externalOrderId, customer, lines: [] };
   return { eventId, type: 'order.created', externalOrderId, customer, lines: lines(b?.line_items) };
 }

@@ -2,7 +2,7 @@
 // variable, parser and default, written once; the types are inferred from them.
 import { z } from 'zod';
 import type { ApiKey } from './caller.js';
-import { int, onOff, setting } from './config-fields.js';
+import { int, onOff, setting, text } from './config-fields.js';
 
 /** Request limits (docs/edge.md has the table). */
 export const limitSettings = z.object({
@@ -65,3 +65,28 @@ export function shortKeyProblems(keys: ApiKey[]): string[] {
       : [],
   );
 }
+
+/**
+ * Buyer tokens (orders/buyer-tokens.ts): the secret that signs and checks them. A published development secret stands
+ * in outside production on the Node host (`devDefault`); with NODE_ENV=production it must be set, 32+ characters and
+ * not that one, since whoever holds it can mint tokens and buy past a purchase limit. Without `devDefault` (Workers)
+ * an absent secret means no tokens are minted or accepted there.
+ */
+export const DEV_BUYER_TOKEN_SECRET = 'bts_lastunit_dev_only_not_secret';
+export const BUYER_TOKEN_SECRET_MIN_LENGTH = 32;
+export const buyerTokenSettings = (runtime: { nodeEnv: string }, devDefault = true) =>
+  z
+    .object({ secret: setting('BUYER_TOKEN_SECRET', text) })
+    .superRefine((s, ctx) => {
+      const problem = (message: string) => ctx.addIssue({ code: 'custom', path: ['secret'], message });
+      const production = runtime.nodeEnv === 'production';
+      if (!s.secret) {
+        if (production && devDefault) problem('required with NODE_ENV=production (the development secret is public)');
+      } else if (s.secret === DEV_BUYER_TOKEN_SECRET && (production || !devDefault))
+        problem('is the published development secret: refused with NODE_ENV=production');
+      else if (s.secret.length < BUYER_TOKEN_SECRET_MIN_LENGTH && (production || !devDefault))
+        problem(`must have ${BUYER_TOKEN_SECRET_MIN_LENGTH}+ characters with NODE_ENV=production`);
+    })
+    .transform((s) => ({
+      secret: s.secret ?? (devDefault && runtime.nodeEnv !== 'production' ? DEV_BUYER_TOKEN_SECRET : undefined),
+    }));

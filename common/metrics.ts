@@ -75,6 +75,12 @@ export function createMetrics() {
       labelNames: ['event'] as const,
       registers: [registry],
     }),
+    paymentCaptures: new Counter({
+      name: 'lastunit_payment_captures_total',
+      help: 'Capture attempts of confirmed payments, by outcome (captured; retry: failed, tried again later; failed: gave up after its last attempt)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     paymentWebhooks: new Counter({
       name: 'lastunit_payment_webhooks_total',
       help: 'Payment webhooks received, by result (applied, duplicate, ignored, invalid, unprocessable)',

@@ -211,7 +211,7 @@ export async function markPushFailed(db: Db, j: { channelId: string; sku: string
 
 export type CancelJob = { id: number; channelId: string; externalOrderId: string; attempts: number };
 
-/** Leases oversell incidents whose cancellation is still to be asked of the marketplace. */
+/** Leases incidents (an oversell, an admin's cancelOrder) whose cancellation is still to be asked of the marketplace. */
 export async function leaseCancellations(db: Db, limit: number, leaseSeconds: number): Promise<CancelJob[]> {
   const { rows } = await db.run(
     `WITH due AS (SELECT id FROM channel_incidents WHERE cancel_state = 'PENDING' AND next_attempt_at <= now()

@@ -59,6 +59,8 @@ export type PlaceOrderArgs = {
   /** whom the hold counts against (orders/buyer.ts) and how many active holds a buyer may have; 0 or absent: no limit (I14) */
   buyer?: string;
   maxActiveHolds?: number;
+  /** whom the purchase counter (I12) counts when it is not `customerId` (a public key's buyer by address); null: the customer */
+  countedCustomer?: string | null;
   /** the SHA-256 of the order token this call hands out, written with a new order (never by a replay) */
   tokenHash?: string | null;
 };
@@ -68,7 +70,7 @@ export type PlaceOrderArgs = {
  * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
  */
 export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12) AS r', [
+  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13) AS r', [
     a.clientId,
     a.customerId,
     a.key,
@@ -81,6 +83,7 @@ export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderR
     a.buyer ?? null,
     a.maxActiveHolds ?? 0,
     a.tokenHash ?? null,
+    a.countedCustomer ?? null,
   ]);
   const r = rows[0]!.r;
   if (r.order) r.order = toOrder(r.order);
@@ -98,7 +101,7 @@ export async function placeOrders(
   retentionHours: number,
   maxActiveHolds = 0,
 ): Promise<PlaceOrderRow[]> {
-  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null, tokenHash: a.tokenHash ?? null }));
+  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null, tokenHash: a.tokenHash ?? null, countedCustomer: a.countedCustomer ?? null }));
   const { rows } = await db.run<{ r: any[] }>('SELECT place_orders($1::jsonb, $2, $3, $4) AS r', [
     JSON.stringify(payload),
     holdTtlSeconds,

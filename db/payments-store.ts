@@ -193,12 +193,13 @@ export async function confirmOrder(db: Db, clientId: string | null, orderId: str
 }
 
 export type PaymentStateName = 'PENDING' | 'UNKNOWN' | 'ACTION_REQUIRED' | 'AUTHORIZED' | 'DECLINED' | 'NOT_FOUND' | 'CANCELLED' | 'EXTERNAL';
+export type CaptureStateName = 'NONE' | 'PENDING' | 'CAPTURED' | 'EXTERNAL' | 'FAILED';
 export type PaymentView = {
   state: PaymentStateName;
   provider: string;
   reference: string | null;
   nextAction: NextActionRow | null;
-  captureState: string;
+  captureState: CaptureStateName;
 };
 
 /** The latest payment attempt of one of the client's orders, as Order.payment shows it. */
@@ -216,31 +217,45 @@ export async function latestPayment(db: Db, clientId: string | null, orderId: st
   return { state: r.state, provider: r.provider, reference: r.provider_ref, nextAction: r.next_action ?? null, captureState: r.capture_state };
 }
 
-export type DueCapture = { id: string; orderId: string; key: string; providerRef: string | null };
+export type DueCapture = { id: string; orderId: string; key: string; providerRef: string | null; attempts: number };
 
-/** Leases confirmed payments to capture (SKIP LOCKED, short transaction); `orderId`: only that order's (captureOrder). */
+/**
+ * Leases confirmed payments to capture (SKIP LOCKED, short transaction), counting an attempt each; `orderId`: only that
+ * order's (captureOrder, which also takes a capture that FAILED back to PENDING for one more try).
+ */
 export async function claimCaptures(db: Db, limit: number, leaseSeconds: number, orderId: string | null): Promise<DueCapture[]> {
   const { rows } = await db.run<any>(
-    `UPDATE payments p SET capture_lease_until = now() + make_interval(secs => $2)
+    `UPDATE payments p SET capture_lease_until = now() + make_interval(secs => $2), capture_attempts = p.capture_attempts + 1,
+                           capture_state = 'PENDING'
        FROM (SELECT q.id FROM payments q JOIN orders o ON o.id = q.order_id
-              WHERE q.capture_state = 'PENDING' AND o.status = 'CONFIRMED'
+              WHERE (q.capture_state = 'PENDING' OR ($3::uuid IS NOT NULL AND q.capture_state = 'FAILED')) AND o.status = 'CONFIRMED'
                 AND (q.capture_lease_until IS NULL OR q.capture_lease_until < now())
                 AND ($3::uuid IS NULL OR q.order_id = $3::uuid)
               ORDER BY q.id LIMIT $1 FOR UPDATE OF q SKIP LOCKED) due
       WHERE p.id = due.id
-     RETURNING p.id, p.order_id, coalesce(p.idem_key, p.order_id::text) AS key, p.provider_ref`,
+     RETURNING p.id, p.order_id, coalesce(p.idem_key, p.order_id::text) AS key, p.provider_ref, p.capture_attempts`,
     [limit, leaseSeconds, orderId],
   );
-  return rows.map((r) => ({ id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref }));
+  return rows.map((r) => ({ id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref, attempts: r.capture_attempts }));
 }
 
 /** The capture went through: recorded once (guarded on PENDING; a cancelled order's payment is no longer PENDING). */
 export async function markCaptured(db: Db, id: string): Promise<boolean> {
   const { rowCount } = await db.run(
-    `UPDATE payments SET capture_state = 'CAPTURED', captured_at = now(), capture_lease_until = NULL WHERE id = $1::uuid AND capture_state = 'PENDING'`,
+    `UPDATE payments SET capture_state = 'CAPTURED', captured_at = now(), capture_lease_until = NULL, capture_error = NULL
+      WHERE id = $1::uuid AND capture_state = 'PENDING'`,
     [id],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * A capture attempt failed (note_capture_failed, db/functions/050_capture.sql): tried again after a backoff, or FAILED
+ * once it had `maxAttempts`. Returns the capture state after it (null: it was no longer PENDING).
+ */
+export async function noteCaptureFailed(db: Db, id: string, error: string, maxAttempts: number, retrySeconds: number): Promise<'PENDING' | 'FAILED' | null> {
+  const { rows } = await db.run<{ s: 'PENDING' | 'FAILED' | null }>('SELECT note_capture_failed($1::uuid, $2, $3, $4) AS s', [id, error, maxAttempts, retrySeconds]);
+  return rows[0]?.s ?? null;
 }
 
 export type CancelOrderRow =

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { apiKeys, int, oneOf, setting, text } from '../common/config-fields.js';
 import { ConfigError, configReader } from '../common/config-reader.js';
-import { databaseTimeoutSettings, limitSettings, orderSettings, shortKeyProblems } from '../common/config-sections.js';
+import { buyerTokenSettings, databaseTimeoutSettings, limitSettings, orderSettings, shortKeyProblems } from '../common/config-sections.js';
 
 export { ConfigError };
 
@@ -55,13 +55,16 @@ export const edgeCacheSettings = z.object({
  */
 export function loadWorkerConfig(env: Record<string, unknown>) {
   const reader = configReader(env);
+  const runtime = reader.read(runtimeSettings);
   const config = {
-    runtime: reader.read(runtimeSettings),
+    runtime,
     database: reader.read(databaseSettings),
     auth: reader.read(authSettings),
     orders: reader.read(orderSettings),
     limits: reader.read(limitSettings),
     edgeCache: reader.read(edgeCacheSettings),
+    // absent: no buyer tokens here (a public key's buyer is its address); set, the Node host's rules
+    buyerTokens: reader.read(buyerTokenSettings(runtime, false)),
   };
   reader.done();
   return config;

@@ -41,6 +41,7 @@ function setup(env: Record<string, unknown>) {
     production: config.runtime.nodeEnv === 'production',
     limits: config.limits,
     settings: config.orders,
+    buyerTokenSecret: config.buyerTokens.secret,
     // Cloudflare sets it from the connection; a client cannot forge it through Cloudflare (the public key's buyer)
     clientIp: (c) => c.req.header('cf-connecting-ip') || undefined,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),

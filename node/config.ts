@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { httpUrl, int, setting, text } from '../common/config-fields.js';
 import { ConfigError, configReader, readSection } from '../common/config-reader.js';
-import { limitSettings, orderSettings } from '../common/config-sections.js';
+import { buyerTokenSettings, limitSettings, orderSettings } from '../common/config-sections.js';
 import {
   authSettings,
   channelSettings,
@@ -20,6 +20,7 @@ import {
 } from './config-sections.js';
 
 export { ConfigError, DEV_WEBHOOK_SECRET };
+export { DEV_BUYER_TOKEN_SECRET } from '../common/config-sections.js';
 export { isLoopbackHost } from './config-sections.js';
 
 /** What one entry needs beyond what every entry checks, noted with the rest (`problem` names the variable). */
@@ -46,6 +47,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     webhooks: reader.read(webhookSettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
+    buyerTokens: reader.read(buyerTokenSettings(runtime)),
   };
   needs?.(config, reader.problem);
   reader.done();

@@ -1,6 +1,6 @@
 // The Node host (`npm start`): the database, payments, marketplaces, live events, the HTTP app, graphql-ws and the
 // background loops, wired from the configuration resolved once by node/config.ts.
-import { serve, type ServerType } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -37,6 +37,7 @@ import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
 import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { useCompiledExecution } from './compiled-execution.js';
+import { listen } from './listen.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -152,6 +153,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     admitBuyer: buyerRateLimit({ limit: rateLimits.buyerLimit, windowSeconds: rateLimits.windowSeconds, store: rateLimitStore, onStoreError }),
     clientIp: (c) => clientIpOf({ remoteAddress: getConnInfo(c).remote.address, forwardedFor: c.req.header('x-forwarded-for'), trustProxy }),
     settings: config.orders,
+    buyerTokenSecret: config.buyerTokens.secret,
     payments,
     pubsub,
     cache,
@@ -201,9 +203,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
   );
 
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.http.port, hostname: config.http.host }, () => resolve(s));
-  });
+  const server: ServerType = await listen(app.fetch, { port: config.http.port, host: config.http.host });
   const ws = attachGraphqlWs(server as any, {
     yoga,
     lookupCaller,

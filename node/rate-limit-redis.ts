@@ -2,9 +2,9 @@
 import type { Redis } from 'ioredis';
 import type { RateLimitStore } from '../app/rate-limit.js';
 
-// INCR and set the expiry on the window's first hit, atomically: every instance counts in the same window.
-const HIT = `local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+// INCRBY and set the expiry on the window's first hits, atomically: every instance counts in the same window.
+const HIT = `local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+if n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('PTTL', KEYS[1])}`;
 
 /**
@@ -14,9 +14,9 @@ return {n, redis.call('PTTL', KEYS[1])}`;
  */
 export function redisRateLimitStore(redis: Redis, now: () => number = Date.now, prefix = 'lastunit:'): RateLimitStore {
   return {
-    async hit(key, windowMs) {
+    async hit(key, windowMs, n = 1) {
       const window = Math.floor(now() / windowMs);
-      const [count, pttl] = (await redis.eval(HIT, 1, `${prefix}${key}:${window}`, String(windowMs))) as [number, number];
+      const [count, pttl] = (await redis.eval(HIT, 1, `${prefix}${key}:${window}`, String(windowMs), String(n))) as [number, number];
       return { count, resetMs: pttl > 0 ? pttl : windowMs };
     },
   };

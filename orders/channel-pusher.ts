@@ -1,6 +1,6 @@
 // The outbound half of channels (docs/channels.md, "Push order"): sends each channel's newest desired quantity per SKU
 // to its marketplace, outside any transaction, under the channel's rate limit, and asks marketplaces to cancel
-// oversold orders. Any number of pushers may run: rows are leased with SKIP LOCKED.
+// oversold orders and orders an admin cancelled. Any number of pushers may run: rows are leased with SKIP LOCKED.
 import * as store from '../db/channels-store.js';
 import type { Channel } from '../db/channels-store.js';
 import type { Db } from '../db/pool.js';

@@ -22,6 +22,8 @@ import type { Caller } from '../common/caller.js';
 import type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 import type { ReleaseInput, ReleaseResult } from './release-order.js';
 import type { PayOrderInput } from './pay-order.js';
+import { buyerOf, type BuyerResult } from './buyer.js';
+import { buyerTokens, createBuyerToken, type CreateBuyerTokenInput } from './buyer-tokens.js';
 
 export type { OrderRecord };
 export { toOrder } from '../db/orders-store.js';
@@ -30,7 +32,7 @@ export type { ReleaseInput, ReleaseResult } from './release-order.js';
 export type { PayOrderInput, PayOrderResult } from './pay-order.js';
 export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
 export type { CancelOrderInput, AdminOrderResult } from './admin-orders.js';
-export type { PaymentView };
+export type { PaymentView, BuyerResult, CreateBuyerTokenInput };
 
 export type OrdersDeps = {
   db: Db;
@@ -40,6 +42,8 @@ export type OrdersDeps = {
   payments?: { processor: Processor; settings: PaymentSettings };
   /** told after a committed write that produced outbox rows (wakes the relay; never inside the transaction) */
   onOutboxWritten?: AfterCommit;
+  /** signs and checks buyer tokens (orders/buyer-tokens.ts); absent: none are minted or accepted */
+  buyerTokenSecret?: string;
 };
 
 /**
@@ -48,7 +52,9 @@ export type OrdersDeps = {
  */
 export function createOrders(deps: OrdersDeps) {
   const onOutboxWritten = deps.onOutboxWritten ?? (() => {});
-  const place = createPlaceOrder({ ...deps, onOutboxWritten });
+  // a public key's vouched buyers (orders/buyer-tokens.ts); without a secret this host mints and accepts none
+  const tokens = deps.buyerTokenSecret ? buyerTokens(deps.buyerTokenSecret) : undefined;
+  const place = createPlaceOrder({ ...deps, onOutboxWritten, buyerTokens: tokens });
   const release = createReleaseReservation({ ...deps, onOutboxWritten });
   const pay = createPayOrder({ ...deps, onOutboxWritten });
   /** One of the caller's orders; null when unknown, another client's, or (public key) without its token. */
@@ -63,11 +69,15 @@ export function createOrders(deps: OrdersDeps) {
      * placeOrder, plus the order's token in the answer that created the order (`orderToken`), never in a replay: only
      * its hash is kept, so it cannot be handed out again.
      */
-    placeOrder: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput): Promise<PlaceOrderResult & { orderToken: string | null }> => {
+    placeOrder: async (
+      caller: Pick<Caller, 'clientId'> & Partial<Caller>,
+      input: PlaceOrderInput,
+      buyer?: BuyerResult,
+    ): Promise<PlaceOrderResult & { orderToken: string | null }> => {
       // minted before the claim, its hash written with the order in the claiming statement: a new order (placed or
       // rejected, never a replay) carries this call's token, so it is handed out; otherwise it is dropped unused
       const token = mintOrderToken();
-      const r = await place(caller, input, await hashOrderToken(token));
+      const r = await place(caller, input, await hashOrderToken(token), buyer);
       return { ...r, orderToken: r.order && !r.replayed ? token : null };
     },
     /** releaseReservation; a public key must present the order's token (without it: NOT_FOUND, nothing changes). */
@@ -77,6 +87,10 @@ export function createOrders(deps: OrdersDeps) {
       return release(caller, input);
     },
     getOrder,
+    /** The buyer a placeOrder of `input` counts against (orders/buyer.ts), or why its buyer token is refused. */
+    buyerOf: (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: { customerId: string; buyerToken?: string | null }) => buyerOf(caller, input, tokens),
+    /** createBuyerToken: a short-lived token vouching for one customer of the caller's client (orders/buyer-tokens.ts). */
+    createBuyerToken: (caller: { clientId: string }, input: CreateBuyerTokenInput) => createBuyerToken(tokens, caller, input),
     /** payOrder; a public key must present the order's token (without it: NOT_FOUND, nothing changes). */
     payOrder: async (caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PayOrderInput) => {
       if (caller.role === 'public' && isUuid(input.orderId) && !(await getOrder(caller, input.orderId, input.token)))

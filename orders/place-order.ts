@@ -11,13 +11,15 @@ import { refuse, rejectionOf, type DomainError } from './errors.js';
 import { requestFingerprint, validatePayment, validatePlaceOrder, type LineInput, type PaymentInput } from './rules.js';
 import { createClaimBatcher } from './claim-batcher.js';
 import { payForOrder, type PaymentSettings } from './payment-step.js';
-import { buyerOf } from './buyer.js';
+import { buyerOf, type BuyerResult } from './buyer.js';
+import type { BuyerTokens } from './buyer-tokens.js';
 import type { Caller } from '../common/caller.js';
 
 /** SQLSTATEs of a database that is stuck or overloaded, not of a bad request: 55P03 lock_timeout, 57014 statement_timeout. */
 const ENVIRONMENT_FAILURES = new Set(['55P03', '57014']);
 
-export type PlaceOrderInput = { idempotencyKey: string; customerId: string; lines: LineInput[]; payment?: PaymentInput | null };
+/** `buyerToken`: a public key's vouched buyer (orders/buyer-tokens.ts); not part of the request fingerprint (I5). */
+export type PlaceOrderInput = { idempotencyKey: string; customerId: string; lines: LineInput[]; payment?: PaymentInput | null; buyerToken?: string | null };
 export type PlaceOrderResult =
   | { ok: true; order: OrderRecord; replayed: boolean }
   | { ok: false; errors: DomainError[]; order: OrderRecord | null; replayed: boolean };
@@ -29,6 +31,8 @@ export type PlaceOrderDeps = {
   /** absent: placeOrder refuses a `payment` input */
   payments?: { processor: Processor; settings: PaymentSettings };
   onOutboxWritten: AfterCommit;
+  /** absent: a public key's buyerToken is refused (its orders count by address) */
+  buyerTokens?: BuyerTokens;
 };
 
 const refused = (errors: DomainError[], order: OrderRecord | null = null, replayed = false): PlaceOrderResult => ({ ok: false, errors, order, replayed });
@@ -37,7 +41,7 @@ const refused = (errors: DomainError[], order: OrderRecord | null = null, replay
  * The placeOrder use case (docs/architecture.md, "The life of an order"). Returns results; only faults throw.
  * @example const placeOrder = createPlaceOrder(deps); const r = await placeOrder({ clientId }, input)
  */
-export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWritten }: PlaceOrderDeps) {
+export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWritten, buyerTokens }: PlaceOrderDeps) {
   const outcome = (label: string) => metrics.placeOrderOutcomes.inc({ outcome: label });
   type Claim = Omit<store.PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours' | 'maxActiveHolds'>;
   const { maxActiveHolds } = settings;
@@ -79,12 +83,23 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
     return { ok: true, order, replayed: false };
   }
 
-  /** `tokenHash`: the SHA-256 of the order token the caller hands out with a new order (written with the order) */
-  return async function placeOrder(caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: PlaceOrderInput, tokenHash?: string): Promise<PlaceOrderResult> {
+  /**
+   * `tokenHash`: the SHA-256 of the order token the caller hands out with a new order (written with the order);
+   * `resolved`: the buyer, when the caller resolved it already (the operation guard's rate limit did: orders/buyer.ts).
+   */
+  return async function placeOrder(
+    caller: Pick<Caller, 'clientId'> & Partial<Caller>,
+    input: PlaceOrderInput,
+    tokenHash?: string,
+    resolved?: BuyerResult,
+  ): Promise<PlaceOrderResult> {
     const payment = input.payment ?? null;
+    // I15: everything that refuses an order is decided before the claim, so a refusal writes nothing
     const invalid = validatePlaceOrder(input, settings);
     if (payment) invalid.push(...validatePayment(payment, payments?.processor.name ?? null));
-    if (invalid.length) {
+    const buyer = resolved ?? (await buyerOf(caller, input, buyerTokens));
+    if (!buyer.ok) invalid.push(...buyer.errors);
+    if (invalid.length || !buyer.ok) {
       outcome('INVALID_INPUT');
       return refused(invalid);
     }
@@ -97,8 +112,9 @@ export function createPlaceOrder({ db, metrics, settings, payments, onOutboxWrit
       lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
       payment: !!payment,
       recoverySeconds: payments?.settings.recoverySeconds ?? null,
-      // I14: whom the hold counts against (a caller without a role is a server-side one)
-      buyer: buyerOf({ role: caller.role ?? 'storefront', ip: caller.ip }, input.customerId),
+      // I14: whom the hold counts against; I12: whom the purchase counter counts when not the customerId
+      buyer: buyer.buyer.id,
+      countedCustomer: buyer.buyer.countedCustomer,
       tokenHash,
     });
     // after commit: wake the relay; a placed order changed its SKUs' availability (a rejected one did not)

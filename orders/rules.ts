@@ -44,8 +44,10 @@ export function validatePayment(payment: PaymentInput, provider: string | null):
   const errors: DomainError[] = [];
   if (provider === null || payment.provider !== provider)
     errors.push(refuse('INVALID_INPUT', provider ? `payment provider must be "${provider}"` : 'payments are not configured on this server', ['payment', 'provider']));
-  if (payment.token.length === 0 || payment.token.length > MAX_TOKEN_LENGTH)
-    errors.push(refuse('INVALID_INPUT', `token must be 1 to ${MAX_TOKEN_LENGTH} characters`, ['payment', 'token']));
+  // I15: the token is stored with the payment attempt after the hold commits; PostgreSQL text cannot hold NUL, so a
+  // token with one is refused here, before the claim, rather than by the database after it
+  if (payment.token.length === 0 || payment.token.length > MAX_TOKEN_LENGTH || payment.token.includes('\u0000'))
+    errors.push(refuse('INVALID_INPUT', `token must be 1 to ${MAX_TOKEN_LENGTH} characters, without NUL`, ['payment', 'token']));
   return errors;
 }
 

@@ -38,18 +38,18 @@ const stockPayload = (r: Result<Availability>) => ({ availability: r.ok ? r.valu
 type CatalogInput<K extends 'createProduct' | 'restock' | 'setStock'> = Parameters<Context['catalog'][K]>[0];
 
 export async function createProduct(ctx: Context, input: CatalogInput<'createProduct'>) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.createProduct');
   return productPayload(await ctx.catalog.createProduct(input));
 }
 
 export async function restock(ctx: Context, input: CatalogInput<'restock'>) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.restock');
   const r = await ctx.catalog.restock(input, ctx.caller);
   return { ...stockPayload(r), replayed: r.replayed };
 }
 
 export async function setStock(ctx: Context, input: CatalogInput<'setStock'>) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.setStock');
   const r = await ctx.catalog.setStock(input, ctx.caller);
   return { ...stockPayload(r), replayed: r.replayed };
 }

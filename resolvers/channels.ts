@@ -10,24 +10,24 @@ type CreateInput = Parameters<Context['channels']['createChannel']>[0];
 type UpdateInput = Parameters<Context['channels']['updateChannel']>[0];
 
 export async function createChannel(ctx: Context, input: CreateInput) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.createChannel');
   const r = await ctx.channels.createChannel(input);
   return { channel: r.ok ? r.value.channel : null, webhookSecret: r.ok ? r.value.webhookSecret : null, userErrors: userErrorsOf(r) };
 }
 
 export async function updateChannel(ctx: Context, input: UpdateInput) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.updateChannel');
   const r = await ctx.channels.updateChannel(input);
   return { channel: r.ok ? r.value : null, userErrors: userErrorsOf(r) };
 }
 
 export async function channels(ctx: Context) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Query.channels');
   return ctx.channels.channels();
 }
 
 export async function channel(ctx: Context, id: string) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Query.channel');
   return ctx.channels.channel(id);
 }
 

@@ -15,6 +15,6 @@ export async function catalog(ctx: Context, args: { first?: number | null; after
 
 /** A storefront sees its own client's orders; an admin sees every client's. */
 export async function orders(ctx: Context, args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null }) {
-  requireRole(ctx, 'storefront', 'admin');
+  requireRole(ctx, 'Query.orders');
   return valueOf(await ctx.orders.pages.orders(ctx.caller.role === 'admin' ? null : ctx.caller.clientId, args));
 }

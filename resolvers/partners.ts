@@ -6,7 +6,7 @@ import { userErrorsOf } from './user-errors.js';
 type PublishInput = Parameters<Context['partners']['publish']>[0];
 
 export async function publishPartnerDocuments(ctx: Context, input: PublishInput) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.publishPartnerDocuments');
   const r = await ctx.partners.publish(input);
   return { publication: r.ok ? r.value : null, userErrors: userErrorsOf(r) };
 }

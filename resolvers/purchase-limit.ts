@@ -4,7 +4,7 @@ import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 
 export async function setPurchaseLimit(ctx: Context, input: { sku: string; limit?: number | null }) {
-  requireRole(ctx, 'admin');
+  requireRole(ctx, 'Mutation.setPurchaseLimit');
   const r = await ctx.catalog.setPurchaseLimit(input);
   return { product: r.ok ? r.value : null, userErrors: userErrorsOf(r) };
 }

@@ -17,7 +17,7 @@ function liveOf(ctx: Context) {
 }
 
 export function availabilityChanged(ctx: Context, skus: string[]): AsyncIterable<AvailabilityEvent> {
-  requireRole(ctx, 'storefront', 'admin', 'public');
+  requireRole(ctx, 'Subscription.availabilityChanged');
   if (skus.length === 0 || skus.length > ctx.catalog.maxSkusPerQuery) {
     throw createGraphQLError(`availabilityChanged takes 1 to ${ctx.catalog.maxSkusPerQuery} SKUs`, {
       extensions: { code: 'BAD_USER_INPUT' },
@@ -39,7 +39,7 @@ export const toAvailability = (e: AvailabilityEvent): Availability => ({
  * public key (every browser shares its client) must also present the order's token, checked before it listens.
  */
 export async function orderStatusChanged(ctx: Context, orderId: string, token?: string | null): Promise<AsyncIterable<OrderStatusEvent>> {
-  requireRole(ctx, 'storefront', 'admin', 'public');
+  requireRole(ctx, 'Subscription.orderStatusChanged');
   if (needsOrderToken(ctx.caller) && !(await ctx.orders.getOrder(ctx.caller, orderId, token)))
     throw createGraphQLError('no such order (a public key needs the order\'s token)', { extensions: { code: 'NOT_FOUND' } });
   const clientId = ctx.caller.clientId;

@@ -3,6 +3,7 @@ import './common.js';
 import './product.js';
 import './purchase-limit.js';
 import './order.js';
+import './buyer-token.js';
 import './subscription.js';
 import './partner.js';
 import './channel.js';

@@ -50,6 +50,16 @@ const PaymentState = builder.enumType('PaymentState', {
     EXTERNAL: { description: 'Taken outside lastunit and reported with confirmOrder.' },
   } as const,
 });
+const CaptureState = builder.enumType('CaptureState', {
+  description: 'Whether the money of a confirmed payment was collected (PAYMENT_CAPTURE, docs/payments.md).',
+  values: {
+    NONE: { description: 'Nothing to capture (not confirmed, or the capture was stopped by a cancellation).' },
+    PENDING: { description: 'To be captured; a failed attempt is retried with a backoff.' },
+    CAPTURED: { description: 'Collected, once.' },
+    EXTERNAL: { description: 'Taken outside lastunit (confirmOrder): nothing to capture here.' },
+    FAILED: { description: 'Every attempt failed (10, over about 8.5 hours): look at it; an admin captureOrder tries once more.' },
+  } as const,
+});
 const NextAction = builder.objectRef<NonNullable<PaymentView['nextAction']>>('NextAction').implement({
   description: 'What the shopper must do for the processor before it decides: run 3-D Secure with the client secret, or follow the redirect.',
   fields: (t) => ({
@@ -66,6 +76,7 @@ const Payment = builder.objectRef<PaymentView>('Payment').implement({
     reference: t.exposeString('reference', { nullable: true, description: "The processor's payment id (or the reference given to confirmOrder), once known." }),
     nextAction: t.field({ type: NextAction, nullable: true, description: 'Set while state is ACTION_REQUIRED.', resolve: (p) => (p.state === 'ACTION_REQUIRED' ? p.nextAction : null) }),
     captured: t.boolean({ description: 'The money was collected (PAYMENT_CAPTURE).', resolve: (p) => p.captureState === 'CAPTURED' }),
+    captureState: t.field({ type: CaptureState, description: 'Where collecting the money is: FAILED when the processor refused every attempt.', resolve: (p) => p.captureState }),
   }),
 });
 
@@ -126,6 +137,13 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
       type: PaymentInput,
       required: false,
       description: 'Authorize a payment after the hold. Part of the request fingerprint: the same key with another payment is IDEMPOTENCY_KEY_REUSED.',
+    }),
+    buyerToken: t.string({
+      required: false,
+      description:
+        "Public keys: a token from createBuyerToken (minted by the shop's backend) vouching for customerId, so the purchase " +
+        "and hold limits count that customer; without one they count the client's address. Server-side keys need none " +
+        '(it is ignored). Not part of the request fingerprint.',
     }),
   }),
 });
@@ -217,7 +235,7 @@ builder.mutationFields((t) => ({
   cancelOrder: t.field({
     type: AdminOrderPayload,
     description:
-      'Admin: CONFIRMED -> CANCELLED. The money goes back once (a refund after capture, a cancel of the authorization before; a payment taken elsewhere is recorded as yours to refund); with restock the units go back on sale.',
+      'Admin: CONFIRMED -> CANCELLED. The money goes back once (a refund after capture, a cancel of the authorization before; a payment taken elsewhere is recorded as yours to refund); with restock the units go back on sale. A marketplace order: the marketplace is asked to cancel it, once.',
     args: { input: t.arg({ type: CancelOrderInput, required: true }) },
     resolve: (_root, { input }, ctx) => r.cancelOrder(ctx, input),
   }),

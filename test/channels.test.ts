@@ -199,7 +199,7 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
     expect(await t.inventory('CH-LATE')).toEqual({ available: 3, reserved: 0, sold: 0 });
   });
 
-  it("reads Shopify's orders/create and orders/cancelled, deduplicated on X-Shopify-Event-Id", async () => {
+  it("reads Shopify's orders/create and orders/cancelled, deduplicated on the signed body", async () => {
     await t.product('CH-SHOP', 4);
     // Shopify signs with the app's client secret: the admin hands it over
     const appSecret = 'shpss_the_apps_client_secret_0001';

@@ -210,3 +210,33 @@ describe('place_orders: plain sales beside per-order claims (review findings)', 
     expect(rejected.rows).toEqual([{ status: 'REJECTED', code: 'SOLD_OUT' }]);
   });
 });
+
+describe('place_orders: a refusal names the rule the request broke', () => {
+  const req = (sku: string, n: number, quantity = 1) => ({
+    clientId: sku, customerId: 'one', key: `${sku}-${n}`, hash: `h${n}`, lines: [{ sku, quantity }], buyer: 'customer:one', tokenHash: null,
+  });
+  const holds = async (client: string) => (await t.db.query(`SELECT active FROM buyer_holds WHERE client_id = $1 AND buyer = 'customer:one'`, [client])).rows;
+
+  it('answers PURCHASE_LIMIT, not HOLD_LIMIT, to the requests of a batch both limits refuse, and gives back no hold it did not count', async () => {
+    await t.product('RULE-1', 100);
+    await t.db.query(`SELECT set_purchase_limit('RULE-1', 1)`);
+    // 8 requests of one buyer, 5 hold slots: the batch counts 5 holds before its claims, and the purchase limit refuses 7
+    const answers = await placeBatch(Array.from({ length: 8 }, (_, i) => req('RULE-1', i)), 5);
+    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual(['RESERVED', ...Array(7).fill('PURCHASE_LIMIT')]);
+    expect(answers[1].order.rejection).toEqual({ code: 'PURCHASE_LIMIT', sku: 'RULE-1', message: 'RULE-1 is limited to 1 per customer' });
+    expect(await holds('RULE-1')).toEqual([{ active: 1 }]);
+    expect(await t.inventory('RULE-1')).toEqual({ available: 99, reserved: 1, sold: 0 });
+  });
+
+  it('asks a hold the batch was refused again after earlier refusals gave theirs back, as arrival order would decide', async () => {
+    await t.product('RULE-2', 100);
+    await t.db.query(`SELECT set_purchase_limit('RULE-2', 3)`);
+    // 2 hold slots: the third request's hold is refused when the batch counts them; the second then breaks the purchase
+    // limit and gives its hold back, so the third, which the limit allows, takes that slot at its claim
+    const answers = await placeBatch([req('RULE-2', 1, 2), req('RULE-2', 2, 2), req('RULE-2', 3, 1)], 2);
+    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual(['RESERVED', 'PURCHASE_LIMIT', 'RESERVED']);
+    expect(await holds('RULE-2')).toEqual([{ active: 2 }]);
+    const { rows } = await t.db.query(`SELECT units FROM customer_purchases WHERE client_id = 'RULE-2' AND sku = 'RULE-2'`);
+    expect(rows).toEqual([{ units: 3 }]);
+  });
+});

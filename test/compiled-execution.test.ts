@@ -152,7 +152,7 @@ const cases = (): Case[] => [
   { name: 'admin: createProduct refused by the domain (bad SKU, nothing written)', query: CREATE_PRODUCT, variables: { input: { sku: 'bad sku!', name: 'x', priceAmount: 1, currencyCode: 'USD', initialStock: 1 } }, key: KEYS.admin },
   { name: 'admin: setPurchaseLimit on an unknown SKU', query: 'mutation { setPurchaseLimit(input: { sku: "NOPE", limit: 1 }) { product { sku } userErrors { code field message } } }', key: KEYS.admin },
   { name: 'admin: restock of zero units refused', query: 'mutation { restock(input: { sku: "JIT-A", quantity: 0 }) { availability { available } userErrors { code field } replayed } }', key: KEYS.admin },
-  { name: 'admin: placeOrder refused (FORBIDDEN)', query: PLACE_ORDER, variables: { input: { idempotencyKey: 'jit-bad', customerId: 'jit-3', lines: [{ sku: 'JIT-A', quantity: 1 }] } }, key: KEYS.admin },
+  { name: 'admin: placeOrder refused by the domain as a storefront one would be (quantity 0, nothing written)', query: PLACE_ORDER, variables: { input: { idempotencyKey: 'jit-bad', customerId: 'jit-3', lines: [{ sku: 'JIT-A', quantity: 0 }] } }, key: KEYS.admin },
   { name: 'partner: an ad-hoc query (persisted operations only)', query: '{ product(sku: "JIT-A") { sku } }', key: KEYS.partner },
   { name: 'partner: an ad-hoc mutation', query: PLACE_ORDER, variables: { input: { idempotencyKey: 'jit-bad', customerId: 'jit-3', lines: [{ sku: 'JIT-A', quantity: 1 }] } }, key: KEYS.partner },
   { name: 'an unknown key', query: '{ __typename }', key: 'not_a_key_at_all_0123456789' },

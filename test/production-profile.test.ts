@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../kit/root.js';
 import { runScript, spawnServer, type ServerProcess } from '../kit/server.js';
-import { DEV_WEBHOOK_SECRET } from '../node/config.js';
+import { DEV_BUYER_TOKEN_SECRET, DEV_WEBHOOK_SECRET } from '../node/config.js';
 import { SIGNATURE_HEADER, signPayload } from '../payments/webhook-signature.js';
 import { createTestDatabase } from './support/db.js';
 
@@ -30,6 +30,7 @@ const PRODUCTION = {
   PAYMENT_PROVIDER: 'sandbox',
   ALLOW_SANDBOX_PAYMENTS: 'true',
   PAYMENT_WEBHOOK_SECRET: SECRET,
+  BUYER_TOKEN_SECRET: 'bts_prod_profile_own_secret_0123456789',
   HOST: '127.0.0.1',
   LOG_LEVEL: 'warn',
   PORT: '0',
@@ -66,7 +67,8 @@ describe('a production start lists every problem at once (exit 2, one line per p
     expect(r.output).toMatch(/API_KEYS: required with NODE_ENV=production/);
     expect(r.output).toMatch(/PAYMENT_PROVIDER: required with NODE_ENV=production/);
     expect(r.output).toMatch(/METRICS_TOKEN: required with NODE_ENV=production when HOST is not loopback/);
-    expect(problemsOf(r.output).sort()).toEqual(['API_KEYS', 'DATABASE_URL', 'METRICS_TOKEN', 'PAYMENT_PROVIDER']);
+    expect(r.output).toMatch(/BUYER_TOKEN_SECRET: required with NODE_ENV=production/);
+    expect(problemsOf(r.output).sort()).toEqual(['API_KEYS', 'BUYER_TOKEN_SECRET', 'DATABASE_URL', 'METRICS_TOKEN', 'PAYMENT_PROVIDER']);
   });
 
   it('names each refused variable in the same start, a malformed value beside the rules it would have met', () => {
@@ -135,6 +137,19 @@ describe('a production start refuses unsafe settings (exit 2, naming the variabl
     for (const r of [sandbox, stripe]) {
       expect(r.output).not.toContain(DEV_WEBHOOK_SECRET);
       expect(r.output).not.toContain('sk_test_prod_profile_secret_key');
+    }
+  });
+
+  it('refuses a missing, short or published BUYER_TOKEN_SECRET (buyer tokens would be forgeable), without printing it', () => {
+    for (const [secret, why] of [
+      [undefined, /BUYER_TOKEN_SECRET: required with NODE_ENV=production/],
+      ['bts_too_short', /BUYER_TOKEN_SECRET: must have 32\+ characters/],
+      [DEV_BUYER_TOKEN_SECRET, /BUYER_TOKEN_SECRET: is the published development secret/],
+    ] as const) {
+      const r = refusal({ BUYER_TOKEN_SECRET: secret });
+      expect(r.status).toBe(2);
+      expect(r.output).toMatch(why);
+      if (secret) expect(r.output).not.toContain(secret);
     }
   });
 

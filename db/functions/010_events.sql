@@ -1,4 +1,5 @@
--- The outbox writers and the order document every path answers with (I9). db/functions/ holds every SQL function.
+-- The outbox writers (I9) and the Order document every path answers with. db/functions/ holds every SQL function, one
+-- named step each; docs/architecture.md#where-the-rules-live says which file decides what.
 --
 -- How this folder works: migrate re-applies EVERY file here, in file-name order, after the table migrations
 -- (db/migrations/), on every run, so a function change is an edit of its file, no new migration. Each file is
@@ -29,20 +30,36 @@ LANGUAGE sql AS $$
     FROM orders o WHERE o.id = ANY (p_order_ids)
 $$;
 
--- The order as the API shows it, built in one place so every path answers the same shape.
-CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
+-- The Order document, the one shape every path answers with (db/orders-store.ts reads it as an OrderRecord): built
+-- here only, from the order's values. order_json reads them from the tables; a path that has just written an order
+-- (prepare_order, claim_order) passes what it wrote. p_reservation: {state, expiresAt} of the order's holds, or NULL.
+-- STABLE (as jsonb_build_object is), so a call from SQL or a PL/pgSQL expression is inlined into it, not run apart.
+CREATE OR REPLACE FUNCTION order_document(
+  p_id uuid, p_status text, p_customer_id text, p_total bigint, p_currency text, p_rejection jsonb,
+  p_created_at timestamptz, p_updated_at timestamptz, p_lines jsonb, p_reservation jsonb, p_channel text DEFAULT NULL
+) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
-    'id', o.id, 'status', o.status, 'customerId', o.customer_id,
-    'totalAmount', o.total_amount, 'currency', o.currency, 'rejection', o.rejection,
-    'createdAt', o.created_at, 'updatedAt', o.updated_at, 'channel', o.channel_id,
-    'lines', COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount) ORDER BY l.sku)
-                        FROM order_lines l WHERE l.order_id = o.id), '[]'::jsonb),
-    'reservation', (SELECT jsonb_build_object(
-                      'state', CASE WHEN bool_or(r.state = 'HELD') THEN 'HELD'
-                                    WHEN bool_or(r.state = 'AWAITING_PAYMENT') THEN 'AWAITING_PAYMENT'
-                                    ELSE min(r.state) END,
-                      'expiresAt', min(r.expires_at))
-                    FROM reservations r WHERE r.order_id = o.id HAVING count(*) > 0))
+    'id', p_id, 'status', p_status, 'customerId', p_customer_id, 'totalAmount', p_total, 'currency', p_currency,
+    'rejection', p_rejection, 'createdAt', p_created_at, 'updatedAt', p_updated_at, 'channel', p_channel,
+    'lines', p_lines, 'reservation', p_reservation)
+$$;
+
+-- The stored order as the API shows it: its lines in SKU order, and its holds summed up as one reservation (the live
+-- state when any hold is live, the earliest expiry).
+CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT order_document(
+    o.id, o.status, o.customer_id, o.total_amount, o.currency, o.rejection, o.created_at, o.updated_at,
+    COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount)
+                               ORDER BY l.sku)
+                FROM order_lines l WHERE l.order_id = o.id), '[]'::jsonb),
+    (SELECT jsonb_build_object(
+              'state', CASE WHEN bool_or(r.state = 'HELD') THEN 'HELD'
+                            WHEN bool_or(r.state = 'AWAITING_PAYMENT') THEN 'AWAITING_PAYMENT'
+                            ELSE min(r.state) END,
+              'expiresAt', min(r.expires_at))
+       FROM reservations r WHERE r.order_id = o.id HAVING count(*) > 0),
+    o.channel_id)
   FROM orders o WHERE o.id = p_order_id
 $$;

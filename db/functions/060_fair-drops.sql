@@ -1,9 +1,9 @@
 -- Fair drops: the counters of I12 (units per customer and SKU, against the SKU's purchase limit) and I14 (active holds
--- per buyer, against MAX_ACTIVE_HOLDS). Taken by conditional writes in the claiming transaction (claim_order,
--- 020_place-order.sql) and given back by every path that moves held units, in its transaction (move_reserved_units,
--- 030_holds.sql). Lock order, so no two transactions wait for each other in a cycle: a buyer's hold counter before
--- any reservation or inventory row (buyers in (client, buyer) order when there are several); a purchase counter only
--- while its SKU's inventory row is already locked by the same transaction.
+-- per buyer, against MAX_ACTIVE_HOLDS). Taken by conditional writes in the claiming transaction (claim_line,
+-- 015_claim-units.sql; claim_order, 020_place-order.sql) and given back by every path that moves held units, in
+-- its transaction (move_reserved_units, 030_holds.sql). Lock order, so no two transactions wait for each other in a
+-- cycle: a buyer's hold counter before any reservation or inventory row (buyers in (client, buyer) order when there
+-- are several); a purchase counter only while its SKU's inventory row is already locked by the same transaction.
 
 -- I14: one more active hold for the buyer, by a conditional write: false when it already has p_max. A buyer of NULL
 -- (the limit is off) counts nothing.
@@ -18,6 +18,13 @@ BEGIN
    WHERE h.active < p_max;
   RETURN FOUND;
 END
+$$;
+
+-- The rejection of an order whose buyer already has p_max active holds (I14).
+CREATE OR REPLACE FUNCTION hold_limit_rejection(p_max integer) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object('code', 'HOLD_LIMIT', 'sku', NULL,
+    'message', format('this buyer already has %s active holds: complete, release or let one expire first', p_max))
 $$;
 
 -- I14: p_n holds of the buyer are no longer active. Never fails (a release must not): floored at zero, and a buyer
@@ -73,13 +80,14 @@ BEGIN
     RETURN;
   END IF;
   IF p_to <> 'SOLD' THEN  -- released, expired, declined, cancelled: the units went back to available
+    -- the customer each order was counted against: its counted customer (a public key's buyer), else its customer
     UPDATE customer_purchases c SET units = greatest(c.units - m.q, 0), updated_at = now()
-      FROM (SELECT o.client_id, o.customer_id, x.s AS sku, sum(x.q)::integer AS q
+      FROM (SELECT o.client_id, coalesce(o.counted_customer, o.customer_id) AS customer_id, x.s AS sku, sum(x.q)::integer AS q
               FROM jsonb_to_recordset(p_moved) AS x(o uuid, s text, q integer) JOIN orders o ON o.id = x.o
-             GROUP BY o.client_id, o.customer_id, x.s) m
+             GROUP BY 1, 2, 3) m
      WHERE c.client_id = m.client_id AND c.customer_id = m.customer_id AND c.sku = m.sku;
     DELETE FROM customer_purchases c
-     USING (SELECT DISTINCT o.client_id, o.customer_id, x.s AS sku
+     USING (SELECT DISTINCT o.client_id, coalesce(o.counted_customer, o.customer_id) AS customer_id, x.s AS sku
               FROM jsonb_to_recordset(p_moved) AS x(o uuid, s text) JOIN orders o ON o.id = x.o) m
      WHERE c.client_id = m.client_id AND c.customer_id = m.customer_id AND c.sku = m.sku AND c.units = 0;
   END IF;
@@ -120,7 +128,7 @@ BEGIN
     -- the units each customer holds of the SKU: its own lines, and the SKU's units inside bundle lines (a bundle's
     -- reservation holds quantity x component quantity of each component, as the claim counted them; 091_bundles.sql)
     INSERT INTO customer_purchases (client_id, customer_id, sku, units, max_units)
-    SELECT o.client_id, o.customer_id, p_sku, sum(u.quantity)::integer, greatest(p_limit, sum(u.quantity)::integer)
+    SELECT o.client_id, coalesce(o.counted_customer, o.customer_id), p_sku, sum(u.quantity)::integer, greatest(p_limit, sum(u.quantity)::integer)
       FROM (SELECT r.order_id, r.quantity
               FROM reservations r
              WHERE r.sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')
@@ -129,7 +137,7 @@ BEGIN
               FROM bundle_components b JOIN reservations r ON r.sku = b.bundle_sku
              WHERE b.component_sku = p_sku AND r.state IN ('HELD', 'AWAITING_PAYMENT', 'SOLD')) u
       JOIN orders o ON o.id = u.order_id
-     GROUP BY o.client_id, o.customer_id;
+     GROUP BY o.client_id, coalesce(o.counted_customer, o.customer_id);
   END IF;
   RETURN true;
 END

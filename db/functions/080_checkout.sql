@@ -1,78 +1,78 @@
--- Checkout that collects the money (issue 10): payOrder on a held order, confirmOrder for payments taken outside
--- lastunit, and the confirmation a processor's success gives a held or expired order. Every function is one short
+-- Checkout that collects the money (docs/payments.md): payOrder on a held order, confirmOrder for payments taken outside
+-- lastunit, and the confirmation a processor's success gives a held or expired order. Each entry function is one short
 -- transaction of guarded conditional writes; the processor is never called from here (I6, I7). Lock order as
 -- everywhere: the order row, the buyers' hold counters, its reservations, inventory in SKU order, payments.
 
--- Sells a RESERVED order's held units, or re-claims an expired / released order's units by the same conditional write
--- placeOrder uses (I3: available >= quantity, in SKU order; I12: the customer's purchase limit), then CONFIRMED.
--- The order row must already be locked by this transaction. p_external: a payment taken outside lastunit (nothing to
--- capture); otherwise the processor's attempt p_key is recorded AUTHORIZED (capture follows).
--- Returns 'confirmed', or 'gone' when the units could not be re-claimed (nothing changed).
+-- Re-claims the units of an expired or released order (the order row locked by the caller) straight to sold, by the
+-- claim loop placeOrder uses (claim_units: I3, a bundle's components, I12 for the order's customer), and marks its
+-- reservations SOLD. False when the units could not all be taken (nothing changed).
+CREATE OR REPLACE FUNCTION reclaim_units(p_order_id uuid, p_client_id text, p_customer_id text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF claim_units((SELECT jsonb_agg(jsonb_build_object('sku', r.sku, 'quantity', r.quantity)) FROM reservations r
+                   WHERE r.order_id = p_order_id AND r.state IN ('EXPIRED', 'RELEASED')),
+                 true, p_client_id, p_customer_id, true, true) IS NOT NULL THEN
+    RETURN false;
+  END IF;
+  UPDATE reservations SET state = 'SOLD', released_reason = NULL, updated_at = now()
+   WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED');
+  RETURN true;
+END
+$$;
+
+-- The payment that confirmed an order: the processor's attempt p_key recorded AUTHORIZED (capture follows), or a new
+-- attempt row for a payment no attempt of ours knows (EXTERNAL: taken outside lastunit, nothing to capture).
+CREATE OR REPLACE FUNCTION record_paid_attempt(
+  p_order_id uuid, p_provider text, p_reference text, p_key text, p_external boolean
+) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_known boolean := EXISTS (SELECT 1 FROM payments WHERE idem_key = p_key);
+BEGIN
+  IF NOT p_external AND v_known THEN
+    UPDATE payments SET state = 'AUTHORIZED', provider_ref = coalesce(p_reference, provider_ref), outcome_at = now(),
+                        next_action = NULL, capture_state = 'PENDING'
+     WHERE idem_key = p_key AND order_id = p_order_id;
+    RETURN;
+  END IF;
+  INSERT INTO payments (order_id, attempt, provider, provider_ref, state, amount, currency, deadline_at, next_check_at,
+                        outcome_at, idem_key, on_decline, capture_state)
+  SELECT id, (SELECT coalesce(max(attempt), 0) + 1 FROM payments WHERE order_id = p_order_id), p_provider, p_reference,
+         CASE WHEN p_external THEN 'EXTERNAL' ELSE 'AUTHORIZED' END, total_amount, currency, now(), now(), now(),
+         CASE WHEN p_external OR v_known THEN NULL ELSE p_key END,
+         'HOLD', CASE WHEN p_external THEN 'EXTERNAL' ELSE 'PENDING' END
+    FROM orders WHERE id = p_order_id;
+END
+$$;
+
+-- Sells a RESERVED order's held units, or re-claims an expired / released order's units (reclaim_units), then
+-- CONFIRMED with its payment recorded (record_paid_attempt). The order row must already be locked by this transaction.
+-- p_external: a payment taken outside lastunit. Returns 'confirmed', or 'gone' when the units could not be re-claimed
+-- (nothing changed).
 CREATE OR REPLACE FUNCTION confirm_paid_order(p_order_id uuid, p_provider text, p_reference text, p_key text, p_external boolean)
 RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_status   text;
-  v_client   text;
-  v_customer text;
-  v_line     record;
-  v_inv      record;
-  v_skus     text[] := ARRAY[]::text[];
-  v_gone     boolean := false;
-  v_attempt  integer;
+  v_order record;
 BEGIN
-  SELECT status, client_id, customer_id INTO v_status, v_client, v_customer FROM orders WHERE id = p_order_id;
-  IF v_status = 'RESERVED' THEN
+  -- customer_id: whom the purchase counter counts (I12): the order's counted customer, else its customer
+  SELECT status, client_id, coalesce(counted_customer, customer_id) AS customer_id INTO v_order
+    FROM orders WHERE id = p_order_id;
+  IF v_order.status = 'RESERVED' THEN
     -- I6: only HELD holds move; their counters stay counted as bought (I12) and the hold stops counting (I14).
     PERFORM move_reserved_units(ARRAY[p_order_id], 'HELD', 'SOLD', NULL);
-  ELSIF v_status IN ('EXPIRED', 'CANCELLED', 'REJECTED')
+  ELSIF v_order.status IN ('EXPIRED', 'CANCELLED', 'REJECTED')
         AND EXISTS (SELECT 1 FROM reservations WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED'))
         -- never an order that was paid and then cancelled (cancelOrder): its money is already being given back
         AND NOT EXISTS (SELECT 1 FROM payments WHERE order_id = p_order_id AND state IN ('AUTHORIZED', 'EXTERNAL')) THEN
-    BEGIN  -- a subtransaction: a line that cannot be re-claimed undoes the others, their events and their row locks
-      -- a bundle's reservation re-claims its components (expand_bundle_lines, 091_bundles.sql), summed per SKU, in SKU order
-      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(
-                      (SELECT jsonb_agg(jsonb_build_object('sku', r.sku, 'quantity', r.quantity)) FROM reservations r
-                        WHERE r.order_id = p_order_id AND r.state IN ('EXPIRED', 'RELEASED')))) AS l(sku text, quantity integer)
-                     ORDER BY l.sku LOOP
-        -- I3: the same conditional write as a claim, straight to sold (the order is paid)
-        UPDATE inventory SET available = available - v_line.quantity, sold = sold + v_line.quantity, version = version + 1, updated_at = now()
-         WHERE sku = v_line.sku AND available >= v_line.quantity
-        RETURNING sku, purchase_limit INTO v_inv;
-        IF NOT FOUND OR (v_inv.purchase_limit IS NOT NULL  -- I12, under the row lock just taken
-                         AND NOT count_purchase(v_client, v_customer, v_line.sku, v_line.quantity, v_inv.purchase_limit)) THEN
-          v_gone := true;
-          RAISE EXCEPTION 'units gone' USING ERRCODE = 'LU001';
-        END IF;
-        v_skus := v_skus || v_line.sku;
-      END LOOP;
-      UPDATE reservations SET state = 'SOLD', released_reason = NULL, updated_at = now()
-       WHERE order_id = p_order_id AND state IN ('EXPIRED', 'RELEASED');
-    EXCEPTION WHEN SQLSTATE 'LU001' THEN
-      NULL;
-    END;
-    IF v_gone THEN
+    IF NOT reclaim_units(p_order_id, v_order.client_id, v_order.customer_id) THEN
       RETURN 'gone';
     END IF;
-    PERFORM emit_availability(v_skus);  -- I9: available changed
   ELSE
     RETURN 'gone';
   END IF;
   UPDATE orders SET status = 'CONFIRMED', rejection = NULL, updated_at = now() WHERE id = p_order_id;
-  IF NOT p_external AND EXISTS (SELECT 1 FROM payments WHERE idem_key = p_key) THEN
-    UPDATE payments SET state = 'AUTHORIZED', provider_ref = coalesce(p_reference, provider_ref), outcome_at = now(),
-                        next_action = NULL, capture_state = 'PENDING'
-     WHERE idem_key = p_key AND order_id = p_order_id;
-  ELSE
-    SELECT coalesce(max(attempt), 0) + 1 INTO v_attempt FROM payments WHERE order_id = p_order_id;
-    INSERT INTO payments (order_id, attempt, provider, provider_ref, state, amount, currency, deadline_at, next_check_at,
-                          outcome_at, idem_key, on_decline, capture_state)
-    SELECT id, v_attempt, p_provider, p_reference, CASE WHEN p_external THEN 'EXTERNAL' ELSE 'AUTHORIZED' END,
-           total_amount, currency, now(), now(), now(),
-           CASE WHEN p_external OR EXISTS (SELECT 1 FROM payments WHERE idem_key = p_key) THEN NULL ELSE p_key END,
-           'HOLD', CASE WHEN p_external THEN 'EXTERNAL' ELSE 'PENDING' END
-      FROM orders WHERE id = p_order_id;
-  END IF;
+  PERFORM record_paid_attempt(p_order_id, p_provider, p_reference, p_key, p_external);
   PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9
   RETURN 'confirmed';
 END
@@ -151,14 +151,19 @@ $$;
 -- payment through lastunit (UNIQUE per order; the worker voids it: a refund after capture, a cancel of the
 -- authorization before; a capture not yet made is stopped here), a caller_refunds row for one taken elsewhere.
 -- p_restock: the sold units go back on sale (sold -> available, the availability event, the customer's purchase count
--- given back); without it they stay sold (e.g. shipped and not returned). Returns {kind: cancelled | already_cancelled | not_confirmed | not_found, order}.
+-- given back); without it they stay sold (e.g. shipped and not returned). A marketplace order (no payment here: the
+-- marketplace took the money) is cancelled at the marketplace too: a channel_incidents row ADMIN_CANCELLED, the same
+-- outbox as an oversell's cancellation, asked once by the pusher outside any transaction.
+-- Returns {kind: cancelled | already_cancelled | not_confirmed | not_found, order}.
 CREATE OR REPLACE FUNCTION cancel_confirmed_order(p_order_id uuid, p_restock boolean, p_reason text) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_status text;
-  v_pay    payments%ROWTYPE;
+  v_status   text;
+  v_pay      payments%ROWTYPE;
+  v_channel  text;
+  v_external text;
 BEGIN
-  SELECT status INTO v_status FROM orders WHERE id = p_order_id FOR UPDATE;  -- the order row first
+  SELECT status, channel_id, external_order_id INTO v_status, v_channel, v_external FROM orders WHERE id = p_order_id FOR UPDATE;  -- the order row first
   IF NOT FOUND THEN
     RETURN jsonb_build_object('kind', 'not_found');
   END IF;
@@ -182,6 +187,13 @@ BEGIN
     INSERT INTO compensations (order_id, provider, provider_ref, payment_key, reason)
     VALUES (p_order_id, v_pay.provider, v_pay.provider_ref, coalesce(v_pay.idem_key, p_order_id::text), 'cancelled: ' || coalesce(p_reason, 'by an admin'))
     ON CONFLICT (order_id) DO NOTHING;
+  END IF;
+  IF v_channel IS NOT NULL THEN  -- once per marketplace order (the incident's unique key)
+    INSERT INTO channel_incidents (channel_id, kind, external_order_id, order_id, sku, lines)
+    SELECT v_channel, 'ADMIN_CANCELLED', v_external, p_order_id, min(l.sku),
+           jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity) ORDER BY l.sku)
+      FROM order_lines l WHERE l.order_id = p_order_id
+    ON CONFLICT (channel_id, external_order_id, kind) DO NOTHING;
   END IF;
   UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = p_order_id;
   PERFORM emit_order_status(ARRAY[p_order_id]);  -- I9

@@ -94,109 +94,123 @@ BEGIN
 END
 $$;
 
--- A marketplace order event in ONE transaction (I8): the event id under processed_events' unique key, the order under
--- the unique (channel, external order id), and the stock by conditional writes in SKU order (I1, I3). The marketplace
--- already sold the units, so a placed order is CONFIRMED at once (units available -> sold). When the units are not
--- there nothing moves: the order is REJECTED (CHANNEL_OVERSOLD) and an incident is recorded, whose row is the outbox
--- of the cancellation asked of the marketplace (sent once, outside any transaction).
--- p_type: order.created | order.cancelled. p_lines: [{sku, quantity}] (created only).
--- Returns {kind: duplicate | duplicate_order | unknown_sku | mixed_currency | confirmed | oversold | cancelled |
---          cancelled_before_created | noop, order?}
+-- A marketplace order the stock could not cover (p_failure: claim_units' answer; nothing moved): REJECTED
+-- (CHANNEL_OVERSOLD) with an incident, whose row is the outbox of the cancellation asked of the marketplace (sent once,
+-- outside any transaction); the marketplace listed what was gone, so its listings of these SKUs are sent again,
+-- whatever it was last sent.
+CREATE OR REPLACE FUNCTION record_channel_oversold(
+  p_channel text, p_external text, p_order_id uuid, p_failure jsonb, p_lines jsonb
+) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE orders SET status = 'REJECTED', rejection = jsonb_build_object('code', 'CHANNEL_OVERSOLD', 'sku', p_failure->>'sku',
+         'message', format('the marketplace sold %s of %s, more than was available; a cancellation was asked of it',
+                           p_failure->>'quantity', p_failure->>'sku'))
+   WHERE id = p_order_id;
+  INSERT INTO channel_incidents (channel_id, kind, external_order_id, order_id, sku, lines)
+  VALUES (p_channel, 'CHANNEL_OVERSOLD', p_external, p_order_id, p_failure->>'sku', p_lines);
+  UPDATE channel_listings SET pushed_version = 0, next_attempt_at = now(), desired_at = clock_timestamp()
+   WHERE channel_id = p_channel AND sku IN (SELECT l.sku FROM jsonb_to_recordset(p_lines) AS l(sku text)
+                                            UNION SELECT l.sku FROM jsonb_to_recordset(expand_bundle_lines(p_lines)) AS l(sku text));
+  PERFORM emit_order_status(ARRAY[p_order_id]);
+  RETURN jsonb_build_object('kind', 'oversold', 'sku', p_failure->>'sku', 'order', order_json(p_order_id));
+END
+$$;
+
+-- order.created: one order per marketplace order (the unique (channel, external order id): a twin under another event
+-- id waits on it, then finds it), CONFIRMED at once: the marketplace already sold the units, so the claim loop takes
+-- them straight to sold (claim_units: I1, I3; a bundle its components; no purchase limit, the marketplace's sale
+-- stands or is an incident). p_lines, p_total, p_currency: as price_order_lines (020_place-order.sql) priced them.
+CREATE OR REPLACE FUNCTION place_channel_order(
+  p_channel text, p_external text, p_customer text, p_lines jsonb, p_total bigint, p_currency text
+) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_order_id uuid := gen_random_uuid();
+  v_failure  jsonb;
+BEGIN
+  INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, channel_id, external_order_id)
+  VALUES (v_order_id, 'channel:' || p_channel, p_customer, 'CONFIRMED', p_total, p_currency, p_channel, p_external)
+  ON CONFLICT (channel_id, external_order_id) WHERE channel_id IS NOT NULL DO NOTHING;
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('kind', 'duplicate_order');
+  END IF;
+  INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
+  SELECT v_order_id, l.sku, l.quantity, l."unitAmount"
+    FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer, "unitAmount" integer);
+  v_failure := claim_units(p_lines, true, NULL, NULL, false, true);
+  IF v_failure IS NOT NULL THEN
+    RETURN record_channel_oversold(p_channel, p_external, v_order_id, v_failure, p_lines);
+  END IF;
+  INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
+  SELECT v_order_id, l.sku, l.quantity, 'SOLD', now(), now() FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
+  PERFORM emit_order_status(ARRAY[v_order_id]);
+  RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(v_order_id));
+END
+$$;
+
+-- order.cancelled. Lock order: the order row, its reservations, inventory in SKU order. A cancellation that comes
+-- before its creation (deliveries are reordered) leaves a cancelled stand-in, so the late creation is a duplicate.
+-- I6: the sold units go back on sale once (only reservations still SOLD move; a bundle gives back its components),
+-- with the availability events (I9).
+CREATE OR REPLACE FUNCTION cancel_channel_order(p_channel text, p_external text, p_customer text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_order record;
+BEGIN
+  SELECT id, status INTO v_order FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, channel_id, external_order_id)
+    VALUES (gen_random_uuid(), 'channel:' || p_channel, p_customer, 'CANCELLED', 0, 'XXX', p_channel, p_external)
+    ON CONFLICT (channel_id, external_order_id) WHERE channel_id IS NOT NULL DO NOTHING;
+    IF FOUND THEN
+      RETURN jsonb_build_object('kind', 'cancelled_before_created');
+    END IF;
+    SELECT id, status INTO v_order FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
+  END IF;
+  IF v_order.status <> 'CONFIRMED' THEN
+    RETURN jsonb_build_object('kind', 'noop', 'order', order_json(v_order.id));
+  END IF;
+  PERFORM move_reserved_units(ARRAY[v_order.id], 'SOLD', 'RELEASED', 'cancelled by the marketplace');
+  UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = v_order.id;
+  PERFORM emit_order_status(ARRAY[v_order.id]);
+  RETURN jsonb_build_object('kind', 'cancelled', 'order', order_json(v_order.id));
+END
+$$;
+
+-- A marketplace order event in ONE transaction (I8, I11): bad input answered before anything is written, then the
+-- event id under processed_events' unique key (a concurrent twin waits on it until this transaction ends), then its
+-- effect (place_channel_order, cancel_channel_order). p_type: order.created | order.cancelled. p_lines: [{sku,
+-- quantity}] (created only; the same SKU twice is one line). Returns {kind: duplicate | duplicate_order | unknown_sku |
+-- mixed_currency | confirmed | oversold | cancelled | cancelled_before_created | noop, order?}
 CREATE OR REPLACE FUNCTION apply_channel_event(p_channel text, p_event_id text, p_type text, p_external text, p_customer text, p_lines jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_order_id   uuid := gen_random_uuid();
-  v_client     text := 'channel:' || p_channel;
-  v_unknown    text;
-  v_currencies integer;
-  v_total      bigint;
-  v_currency   char(3);
-  v_lines      jsonb;
-  v_line       record;
-  v_inv        record;
-  v_failed_sku text;
-  v_failed_qty integer;
-  v_status     text;
-  v_id         uuid;
-  v_skus       text[];
+  v_lines jsonb;
+  v_o     record;  -- the priced lines
 BEGIN
   IF p_type = 'order.created' THEN
-    -- bad input is answered before anything is written (products are never deleted: this read decides no stock)
-    SELECT min(l.sku) FILTER (WHERE p.sku IS NULL), count(DISTINCT p.currency), sum(p.price_amount::bigint * l.quantity), min(p.currency),
-           jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', p.price_amount) ORDER BY l.sku)
-      INTO v_unknown, v_currencies, v_total, v_currency, v_lines
-      FROM (SELECT x.sku, sum(x.quantity)::integer AS quantity FROM jsonb_to_recordset(p_lines) AS x(sku text, quantity integer) GROUP BY x.sku) l
-      LEFT JOIN products p ON p.sku = l.sku;
-    IF v_unknown IS NOT NULL THEN RETURN jsonb_build_object('kind', 'unknown_sku', 'sku', v_unknown); END IF;
-    IF v_currencies > 1 OR v_total > 2147483647 THEN RETURN jsonb_build_object('kind', 'mixed_currency'); END IF;
-  END IF;
-
-  -- I8: the event id first. A concurrent twin waits here on the unique index until this transaction ends.
-  INSERT INTO processed_events (source, event_id) VALUES (v_client, p_event_id) ON CONFLICT DO NOTHING;
-  IF NOT FOUND THEN RETURN jsonb_build_object('kind', 'duplicate'); END IF;
-
-  IF p_type = 'order.created' THEN
-    -- the same marketplace order under another event id: one order (a twin waits on the unique index, then finds it)
-    INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, channel_id, external_order_id)
-    VALUES (v_order_id, v_client, p_customer, 'CONFIRMED', v_total, v_currency, p_channel, p_external)
-    ON CONFLICT (channel_id, external_order_id) WHERE channel_id IS NOT NULL DO NOTHING;
-    IF NOT FOUND THEN RETURN jsonb_build_object('kind', 'duplicate_order'); END IF;
-    INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
-    SELECT v_order_id, l.sku, l.quantity, l."unitAmount" FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer, "unitAmount" integer);
-    BEGIN  -- a subtransaction: a line that cannot be taken rolls back the earlier ones
-      FOR v_line IN SELECT l.sku, l.quantity FROM jsonb_to_recordset(expand_bundle_lines(v_lines)) AS l(sku text, quantity integer) ORDER BY l.sku LOOP
-        -- I3 / I1: conditional; the units go straight to sold (the marketplace took the money); a bundle takes its components
-        UPDATE inventory SET available = available - v_line.quantity, sold = sold + v_line.quantity, version = version + 1, updated_at = now()
-         WHERE sku = v_line.sku AND available >= v_line.quantity
-        RETURNING sku, available, version, updated_at INTO v_inv;
-        IF NOT FOUND THEN
-          v_failed_sku := v_line.sku; v_failed_qty := v_line.quantity;
-          RAISE EXCEPTION 'claim failed' USING ERRCODE = 'LU001';
-        END IF;
-        INSERT INTO outbox (topic, aggregate_key, payload)  -- I9
-        VALUES ('availability', v_inv.sku, jsonb_build_object('sku', v_inv.sku, 'available', v_inv.available,
-                'soldOut', v_inv.available = 0, 'version', v_inv.version, 'updatedAt', v_inv.updated_at));
-      END LOOP;
-    EXCEPTION WHEN SQLSTATE 'LU001' THEN
-      NULL;
-    END;
-    IF v_failed_sku IS NULL THEN
-      INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
-      SELECT v_order_id, l.sku, l.quantity, 'SOLD', now(), now() FROM jsonb_to_recordset(v_lines) AS l(sku text, quantity integer);
-      PERFORM emit_order_status(ARRAY[v_order_id]);
-      RETURN jsonb_build_object('kind', 'confirmed', 'order', order_json(v_order_id));
+    SELECT jsonb_agg(jsonb_build_object('sku', x.sku, 'quantity', x.quantity)) INTO v_lines
+      FROM (SELECT l.sku, sum(l.quantity)::integer AS quantity
+              FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) GROUP BY l.sku) x;
+    SELECT * INTO v_o FROM price_order_lines(v_lines);
+    IF v_o.unknown_sku IS NOT NULL THEN
+      RETURN jsonb_build_object('kind', 'unknown_sku', 'sku', v_o.unknown_sku);
     END IF;
-    UPDATE orders SET status = 'REJECTED', rejection = jsonb_build_object('code', 'CHANNEL_OVERSOLD', 'sku', v_failed_sku,
-           'message', format('the marketplace sold %s of %s, more than was available; a cancellation was asked of it', v_failed_qty, v_failed_sku))
-     WHERE id = v_order_id;
-    INSERT INTO channel_incidents (channel_id, kind, external_order_id, order_id, sku, lines)
-    VALUES (p_channel, 'CHANNEL_OVERSOLD', p_external, v_order_id, v_failed_sku, v_lines);
-    -- the marketplace listed what was gone: send its listing of these SKUs again, whatever it was last sent
-    UPDATE channel_listings SET pushed_version = 0, next_attempt_at = now(), desired_at = clock_timestamp()
-     WHERE channel_id = p_channel AND sku IN (SELECT l.sku FROM jsonb_to_recordset(v_lines) AS l(sku text)
-                                              UNION SELECT l.sku FROM jsonb_to_recordset(expand_bundle_lines(v_lines)) AS l(sku text));
-    PERFORM emit_order_status(ARRAY[v_order_id]);
-    RETURN jsonb_build_object('kind', 'oversold', 'sku', v_failed_sku, 'order', order_json(v_order_id));
+    IF v_o.currencies > 1 OR v_o.total > 2147483647 THEN
+      RETURN jsonb_build_object('kind', 'mixed_currency');
+    END IF;
+  ELSIF p_type <> 'order.cancelled' THEN
+    RAISE EXCEPTION 'unknown channel event type %', p_type;
   END IF;
-
-  IF p_type <> 'order.cancelled' THEN RAISE EXCEPTION 'unknown channel event type %', p_type; END IF;
-  -- lock order: the order row, its reservations, inventory in SKU order
-  SELECT id, status INTO v_id, v_status FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
+  INSERT INTO processed_events (source, event_id) VALUES ('channel:' || p_channel, p_event_id) ON CONFLICT DO NOTHING;
   IF NOT FOUND THEN
-    -- the cancellation came first (deliveries are reordered): a cancelled stand-in, so the late creation is a duplicate
-    INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, channel_id, external_order_id)
-    VALUES (v_order_id, v_client, p_customer, 'CANCELLED', 0, 'XXX', p_channel, p_external)
-    ON CONFLICT (channel_id, external_order_id) WHERE channel_id IS NOT NULL DO NOTHING;
-    IF FOUND THEN RETURN jsonb_build_object('kind', 'cancelled_before_created'); END IF;
-    SELECT id, status INTO v_id, v_status FROM orders WHERE channel_id = p_channel AND external_order_id = p_external FOR UPDATE;
+    RETURN jsonb_build_object('kind', 'duplicate');
   END IF;
-  IF v_status <> 'CONFIRMED' THEN RETURN jsonb_build_object('kind', 'noop', 'order', order_json(v_id)); END IF;
-  -- I6: the sold units go back on sale once (only reservations still SOLD move; a bundle gives back its components),
-  -- with the availability events (I9)
-  PERFORM move_reserved_units(ARRAY[v_id], 'SOLD', 'RELEASED', 'cancelled by the marketplace');
-  UPDATE orders SET status = 'CANCELLED', updated_at = now() WHERE id = v_id;
-  PERFORM emit_order_status(ARRAY[v_id]);
-  RETURN jsonb_build_object('kind', 'cancelled', 'order', order_json(v_id));
+  IF p_type = 'order.created' THEN
+    RETURN place_channel_order(p_channel, p_external, p_customer, v_o.lines, v_o.total, v_o.currency);
+  END IF;
+  RETURN cancel_channel_order(p_channel, p_external, p_customer);
 END
 $$;

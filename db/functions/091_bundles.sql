@@ -1,5 +1,6 @@
 -- Bundles (db/migrations/0031_bundles.sql, docs/channels.md "Bundles"): availability derived from the components,
--- claims expanded into component claims, and component changes announced for every bundle that contains them.
+-- component changes announced for every bundle that contains them, and bundles created. A bundle's claim takes its
+-- components (expand_bundle_lines, 015_claim-units.sql).
 
 -- A bundle's availability: the minimum over its components of floor(available / quantity); its version the sum of the
 -- components' versions (each only grows, so the sum grows with every component change).
@@ -7,18 +8,6 @@ CREATE OR REPLACE FUNCTION bundle_available(p_bundle text) RETURNS TABLE (availa
 LANGUAGE sql STABLE AS $$
   SELECT coalesce(min(i.available / b.quantity), 0)::integer, coalesce(sum(i.version), 0)::bigint
     FROM bundle_components b JOIN inventory i ON i.sku = b.component_sku WHERE b.bundle_sku = p_bundle
-$$;
-
--- Order lines as the units to claim: a bundle line becomes its components times the line's quantity; the same SKU from
--- several lines (two bundles sharing a component, or a bundle and the component itself) is summed into one claim, so
--- every unit is taken by one conditional write per SKU, in SKU order (the lock order every writer uses).
-CREATE OR REPLACE FUNCTION expand_bundle_lines(p_lines jsonb) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT coalesce(jsonb_agg(jsonb_build_object('sku', x.sku, 'quantity', x.quantity) ORDER BY x.sku), '[]'::jsonb)
-    FROM (SELECT coalesce(b.component_sku, l.sku) AS sku, sum(l.quantity * coalesce(b.quantity, 1))::integer AS quantity
-            FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer)
-            LEFT JOIN bundle_components b ON b.bundle_sku = l.sku
-           GROUP BY 1) x
 $$;
 
 -- A component's available changed (fired only for SKUs in a bundle: the trigger's WHEN reads inventory.bundles): an

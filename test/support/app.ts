@@ -27,7 +27,7 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  */
 export async function startTestApp(
   settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number; maxActiveHolds: number; partnerDocuments: PartnerDocumentCacheOptions }> &
-    Partial<Pick<AppDeps, 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp'>> & { limits?: Partial<Limits> } = {},
+    Partial<Pick<AppDeps, 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp' | 'buyerTokenSecret'>> & { limits?: Partial<Limits> } = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
   live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
@@ -52,6 +52,7 @@ export async function startTestApp(
     rateLimit: settings.rateLimit,
     admitBuyer: settings.admitBuyer,
     clientIp: settings.clientIp,
+    buyerTokenSecret: settings.buyerTokenSecret,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
     executionPlugins,
     settings: {
