@@ -2,11 +2,10 @@
 import type { RedisClients } from './redis.js';
 import { topicFanout, type FanoutStats } from './topic-fanout.js';
 import { redisTopicSource } from './redis-topics.js';
+import type { AvailabilityEvent, OrderStatusEvent } from '../db/outbox-store.js';
 
-/** An availability event, exactly as emit_availability() wrote it into the outbox. */
-export type AvailabilityEvent = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: string };
-/** An order-status event: the outbox payload plus the order as the API shows it, read once by the relay. */
-export type OrderStatusEvent = { orderId: string; clientId: string; status: string; updatedAt: string; order: unknown };
+/** The events of the outbox as the relay reads them (db/outbox-store.ts). */
+export type { AvailabilityEvent, OrderStatusEvent };
 
 type Topics = { availability: AvailabilityEvent; order_status: OrderStatusEvent };
 export type Topic = keyof Topics;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createClaimBatcher } from '../orders/claim-batcher.js';
 import { startTestApp } from './support/app.js';
-import { placeOrdersAnswers, toOrder } from '../db/orders-store.js';
+import { placeOrdersAnswers, toOrder, OrderDocument } from '../db/orders-store.js';
 
 type BatchRequest = { customerId: string; lines: { sku: string; quantity: number }[] };
 /** place_orders itself (no retry: a deadlock would surface), its answers read as the server reads them */
 const placeBatch = async (batch: BatchRequest[], maxHolds = 0) =>
-  placeOrdersAnswers(batch, (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r) as any[];
+  placeOrdersAnswers(batch, (await t.db.query(`SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => 600, p_retention_hours => 24, p_max_holds => $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r) as any[];
 
 // The batcher is a pure concurrency utility: these first cases drive it with a recording runner (no database involved).
 function recorder(fail?: (req: number) => boolean) {
@@ -152,7 +152,7 @@ describe('place_orders set-based sales', () => {
     // every answer's order, built from short answers or read whole, is the document order_json reads back, field for field
     for (const a of answers) {
       const { rows: stored } = await t.db.query(`SELECT order_json($1::uuid) AS j`, [a.order.id]);
-      expect(a.order).toEqual(toOrder(stored[0].j));
+      expect(a.order).toEqual(toOrder(OrderDocument.parse(stored[0].j)));
     }
     expect(await t.inventory('SET-1')).toEqual({ available: 0, reserved: 3, sold: 0 });
     // what the database says matches every answer: statuses, reservations, key rows
