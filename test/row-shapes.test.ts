@@ -11,6 +11,28 @@ const logger: YogaLogger = { debug: record, info: record, warn: record, error: r
 
 const t = await startTestApp({ logger });
 
+describe('the claim batcher and an answer of unknown shape', () => {
+  it('fails the whole batch at once, each request logged, instead of repeating its requests one by one', async () => {
+    await t.product('SHAPE-3', 50);
+    // only the batch's statement answers nonsense; place_order (a request alone) is still the real one: this runs first
+    await t.db.query(`CREATE OR REPLACE FUNCTION place_orders(p_requests jsonb, p_hold_ttl_seconds integer, p_retention_hours integer,
+        p_max_holds integer DEFAULT 0) RETURNS jsonb LANGUAGE sql AS $$
+      SELECT jsonb_agg(jsonb_build_object('kind', 'deferred')) FROM jsonb_array_elements(p_requests) $$`);
+    logged.length = 0;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t.gql(PLACE_ORDER, { input: { idempotencyKey: `shape-3-${i}`, customerId: `c3-${i}`, lines: [{ sku: 'SHAPE-3', quantity: 1 }] } })),
+    );
+    const placed = answers.filter((a) => a.body.data?.placeOrder?.order?.status === 'RESERVED').length;
+    const faults = answers.filter((a) => a.body.errors?.[0]?.message === 'Unexpected error.').length;
+    // the first went alone (nothing in flight for its SKU); the ones that queued behind it went as one batch
+    expect(placed + faults).toBe(8);
+    expect(faults).toBeGreaterThan(1);
+    expect(logged.filter((l) => l.includes('place_orders() answered a shape this code does not know') && l.includes('"deferred"'))).toHaveLength(faults);
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku = 'SHAPE-3'`);
+    expect(rows[0].n).toBe(placed); // none of the batch was placed again one by one
+  });
+});
+
 describe('the typed boundary to PostgreSQL', () => {
   it("answers a placeOrder whose place_order() sends a kind this code does not know as a masked fault, logged with the function and the kind", async () => {
     await t.product('SHAPE-1', 5);
