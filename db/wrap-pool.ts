@@ -1,3 +1,4 @@
+// The database handle every store takes (Db): a pg-compatible pool with the retrying statement and transaction helpers.
 // No runtime import of `pg` here: the worker bundle reaches this file and must not pull in node-postgres.
 import type pg from 'pg';
 import { withRetry, type RetryOptions } from './retry.js';

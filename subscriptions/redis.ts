@@ -1,3 +1,4 @@
+// The two Redis connections a Node process opens: one for commands (cache, PUBLISH), one in subscriber mode (pubsub).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../common/metrics.js';
