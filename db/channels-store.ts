@@ -88,12 +88,11 @@ export async function findChannel(db: Db, id: string): Promise<Channel | null> {
 }
 
 const SecretRow = z.object({ id: z.string(), kind: z.enum(CHANNEL_KINDS), webhook_secret: z.string() });
+const toChannelSecret = (r: z.infer<typeof SecretRow>): ChannelSecret => ({ id: r.id, kind: r.kind, webhookSecret: r.webhook_secret });
 
 export async function findChannelSecret(db: Db, id: string): Promise<ChannelSecret | null> {
   const { rows } = await db.query(`SELECT id, kind, webhook_secret FROM channels WHERE id = $1`, [id]);
-  if (!rows[0]) return null;
-  const r = parseRow(SecretRow, rows[0], "the channel's secret");
-  return { id: r.id, kind: r.kind, webhookSecret: r.webhook_secret };
+  return rows[0] ? toChannelSecret(parseRow(SecretRow, rows[0], "the channel's secret")) : null;
 }
 
 export type Listing = { channelId: string; sku: string; desiredQuantity: number; pushedQuantity: number | null; pushedAt: Date | null; pending: boolean };
@@ -185,6 +184,10 @@ const PushRow = z.object({
   sku: z.string(), desired_quantity: z.number(), desired_version: z.number(), pushed_quantity: z.number().nullable(), desired_at: z.date(),
   attempts: z.number(),
 });
+const toPushJob = (channelId: string, r: z.infer<typeof PushRow>): PushJob => ({
+  channelId, sku: r.sku, quantity: r.desired_quantity, version: r.desired_version, previous: r.pushed_quantity, desiredAt: r.desired_at,
+  attempts: r.attempts,
+});
 
 /**
  * Leases up to `limit` listings of one channel that are due to be sent: decreases (and zeros) before increases, then
@@ -204,7 +207,7 @@ export async function leasePushes(db: Db, channelId: string, limit: number, leas
     [channelId, limit, leaseSeconds],
   );
   return parseRows(PushRow, rows, 'the leased pushes')
-    .map((r): PushJob => ({ channelId, sku: r.sku, quantity: r.desired_quantity, version: r.desired_version, previous: r.pushed_quantity, desiredAt: r.desired_at, attempts: r.attempts }))
+    .map((r) => toPushJob(channelId, r))
     .sort((a, b) => Number(b.quantity < (b.previous ?? Infinity)) - Number(a.quantity < (a.previous ?? Infinity)) || a.desiredAt.getTime() - b.desiredAt.getTime());
 }
 
@@ -232,6 +235,9 @@ export async function markPushFailed(db: Db, j: { channelId: string; sku: string
 
 export type CancelJob = { id: number; channelId: string; externalOrderId: string; attempts: number };
 const CancelRow = z.object({ id: z.number(), channel_id: z.string(), external_order_id: z.string(), cancel_attempts: z.number() });
+const toCancelJob = (r: z.infer<typeof CancelRow>): CancelJob => ({
+  id: r.id, channelId: r.channel_id, externalOrderId: r.external_order_id, attempts: r.cancel_attempts,
+});
 
 /** Leases incidents (an oversell, an admin's cancelOrder) whose cancellation is still to be asked of the marketplace. */
 export async function leaseCancellations(db: Db, limit: number, leaseSeconds: number): Promise<CancelJob[]> {
@@ -242,9 +248,7 @@ export async function leaseCancellations(db: Db, limit: number, leaseSeconds: nu
      RETURNING i.id, i.channel_id, i.external_order_id, i.cancel_attempts`,
     [limit, leaseSeconds],
   );
-  return parseRows(CancelRow, rows, 'the leased cancellations').map((r) => ({
-    id: r.id, channelId: r.channel_id, externalOrderId: r.external_order_id, attempts: r.cancel_attempts,
-  }));
+  return parseRows(CancelRow, rows, 'the leased cancellations').map(toCancelJob);
 }
 
 export async function markCancelDone(db: Db, id: number): Promise<void> {

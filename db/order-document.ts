@@ -4,7 +4,9 @@
 // (db/orders-store.ts), so there is one model of an order in TypeScript.
 import { z } from 'zod';
 
-export const ORDER_STATUSES = ['PROCESSING', 'RESERVED', 'AWAITING_PAYMENT', 'CONFIRMED', 'REJECTED', 'CANCELLED', 'EXPIRED'] as const;
+export const ORDER_STATUSES = [
+  'PROCESSING', 'RESERVED', 'AWAITING_PAYMENT', 'CONFIRMED', 'REJECTED', 'CANCELLED', 'EXPIRED',
+] as const;
 export const RESERVATION_STATES = ['HELD', 'AWAITING_PAYMENT', 'SOLD', 'RELEASED', 'EXPIRED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export type ReservationState = (typeof RESERVATION_STATES)[number];

@@ -95,7 +95,10 @@ export async function placeOrders(
   retentionHours: number,
   maxActiveHolds = 0,
 ): Promise<PlaceOrderRow[]> {
-  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null, tokenHash: a.tokenHash ?? null, countedCustomer: a.countedCustomer ?? null }));
+  const payload = requests.map((a) => ({
+    clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null,
+    tokenHash: a.tokenHash ?? null, countedCustomer: a.countedCustomer ?? null,
+  }));
   const { rows } = await db.run(
     `SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => $2, p_retention_hours => $3, p_max_holds => $4) AS r`,
     [JSON.stringify(payload), holdTtlSeconds, retentionHours, maxActiveHolds],
@@ -103,25 +106,28 @@ export async function placeOrders(
   return placeOrdersAnswers(requests, rows[0]?.r);
 }
 
+type ShortRequest = { customerId: string; lines: { sku: string; quantity: number }[] };
+
 /**
  * place_orders' answers as PlaceOrderRows, in request order. A refusal at a glance (`refused`) and a plain sale
  * (`plain`) come back in short; their orders are the documents order_json() reads back for them, completed from the
  * request (customer, SKU, quantity). Exported for the SQL-level tests.
  */
-export function placeOrdersAnswers(requests: { customerId: string; lines: { sku: string; quantity: number }[] }[], answers: unknown): PlaceOrderRow[] {
+export function placeOrdersAnswers(requests: ShortRequest[], answers: unknown): PlaceOrderRow[] {
   const parsed = parseRow(BatchAnswers, answers, 'place_orders()');
-  if (parsed.length !== requests.length) throw new UnexpectedRowError(`place_orders() answered ${parsed.length} of ${requests.length} requests`);
+  if (parsed.length !== requests.length)
+    throw new UnexpectedRowError(`place_orders() answered ${parsed.length} answers to ${requests.length} requests`);
   const dates = new Map<string, Date>(); // the batch's timestamps (its transaction's, its holds' expiry), parsed once
   const dateOf = (text: string) => dates.get(text) ?? dates.set(text, new Date(text)).get(text)!;
   return parsed.map((r, i) => {
-    if (r.kind === 'refused') return { kind: 'rejected', quiet: true, order: toOrder(shortDocument(requests[i]!, r), dateOf) };
-    if (r.kind === 'plain') return { kind: r.rejection ? 'rejected' : 'placed', order: toOrder(shortDocument(requests[i]!, r), dateOf) };
-    return r;
+    if (r.kind !== 'refused' && r.kind !== 'plain') return r;
+    const order = toOrder(shortDocument(requests[i]!, r), dateOf);
+    return r.kind === 'refused' ? { kind: 'rejected', quiet: true, order } : { kind: r.rejection ? 'rejected' : 'placed', order };
   });
 }
 
 /** The document order_json() reads back for a short answer: RESERVED, held until `expiresAt`, unless it was refused. */
-function shortDocument(req: { customerId: string; lines: { sku: string; quantity: number }[] }, r: ShortRow): OrderDocument {
+function shortDocument(req: ShortRequest, r: ShortRow): OrderDocument {
   const { sku, quantity } = req.lines[0]!;
   const rejection = r.rejection ?? null;
   return {
@@ -166,11 +172,12 @@ export async function findOrder(db: Db, clientId: string, orderId: string, token
 }
 
 const ExpiredRow = z.object({ order_id: z.string(), units: z.number() });
+const toExpired = (r: z.infer<typeof ExpiredRow>) => ({ orderId: r.order_id, units: r.units });
 
 /** Expires one batch of holds past `expires_at` (SKIP LOCKED; see expire_due_holds). Returns what it expired. */
 export async function expireDueHolds(db: Db, limit: number): Promise<{ orderId: string; units: number }[]> {
   const { rows } = await db.run('SELECT order_id, units FROM expire_due_holds(p_limit => $1)', [limit]);
-  return parseRows(ExpiredRow, rows, 'expire_due_holds()').map((r) => ({ orderId: r.order_id, units: r.units }));
+  return parseRows(ExpiredRow, rows, 'expire_due_holds()').map(toExpired);
 }
 
 /** Deletes one batch of finished idempotency keys past their retention; orders stay. */

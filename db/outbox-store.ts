@@ -10,17 +10,23 @@ import { OrderDocument } from './order-document.js';
 export const OUTBOX_NOTIFICATION = 'lastunit_outbox';
 
 /** An availability event, exactly as emit_availability() (db/functions/010_events.sql) writes it. */
-const AvailabilityEvent = z.object({ sku: z.string(), available: z.number(), soldOut: z.boolean(), version: z.number(), updatedAt: z.string() });
+const AvailabilityEvent = z.object({
+  sku: z.string(), available: z.number(), soldOut: z.boolean(), version: z.number(), updatedAt: z.string(),
+});
 export type AvailabilityEvent = z.infer<typeof AvailabilityEvent>;
 const OrderStatusPayload = z.object({ orderId: z.string(), clientId: z.string(), status: z.string(), updatedAt: z.string() });
 /** An order-status event: emit_order_status()'s payload and the order as the API shows it (order_json), read once. */
 export type OrderStatusEvent = z.infer<typeof OrderStatusPayload> & { order: OrderDocument | null };
 
 /** What subscribers hear of an outbox row; rows of other topics are published to nobody. */
-export type OutboxMessage = { topic: 'availability'; event: AvailabilityEvent } | { topic: 'order_status'; event: OrderStatusEvent };
+export type OutboxMessage =
+  | { topic: 'availability'; event: AvailabilityEvent }
+  | { topic: 'order_status'; event: OrderStatusEvent };
 export type OutboxEvent = { id: number; topic: string; aggregateKey: string; message: OutboxMessage | null };
 
-const OutboxRow = z.object({ id: z.number(), topic: z.string(), aggregate_key: z.string(), payload: z.unknown(), order: OrderDocument.nullable() });
+const OutboxRow = z.object({
+  id: z.number(), topic: z.string(), aggregate_key: z.string(), payload: z.unknown(), order: OrderDocument.nullable(),
+});
 
 function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
   const source = `the outbox row ${r.id} (${r.topic})`;

@@ -6,7 +6,9 @@ import { parseRow, parseRows } from './rows.js';
 import { Order } from './order-document.js';
 
 export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled' | 'refunded';
-const OUTCOME_KINDS = ['refunded', 'confirmed', 'rejected', 'declined_held', 'held', 'expired', 'cancelled', 'unknown', 'action_required', 'compensate', 'noop'] as const;
+const OUTCOME_KINDS = [
+  'refunded', 'confirmed', 'rejected', 'declined_held', 'held', 'expired', 'cancelled', 'unknown', 'action_required', 'compensate', 'noop',
+] as const;
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
 
 /** An answer without an order (`not_found`, `duplicate`) carries `order: null`, so every answer can be read alike. */
@@ -20,7 +22,11 @@ const OutcomeAnswer = z.discriminatedUnion('kind', [
 export type OutcomeRow = z.infer<typeof OutcomeAnswer>;
 
 /** {type, clientSecret, redirectUrl}: what the shopper must do for the processor (payments/processor.ts NextAction). */
-const NextActionRow = z.object({ type: z.string(), clientSecret: z.string().nullable().default(null), redirectUrl: z.string().nullable().default(null) });
+const NextActionRow = z.object({
+  type: z.string(),
+  clientSecret: z.string().nullable().default(null),
+  redirectUrl: z.string().nullable().default(null),
+});
 export type NextActionRow = z.infer<typeof NextActionRow>;
 /** How long an attempt may stay undecided (PAYMENT_MAX_PENDING_SECONDS) and wait for the shopper (PAYMENT_ACTION_TIMEOUT_SECONDS). */
 export type AttemptBounds = { deadlineSeconds: number; maxPendingSeconds: number; actionTimeoutSeconds: number };
@@ -181,7 +187,9 @@ export async function notePaymentRef(db: Db, key: string, providerRef: string): 
 }
 
 export type PendingCompensation = { id: number; orderId: string; provider: string; providerRef: string | null; key: string };
-const CompensationRow = z.object({ id: z.number(), order_id: z.string(), provider: z.string(), provider_ref: z.string().nullable(), key: z.string() });
+const CompensationRow = z.object({
+  id: z.number(), order_id: z.string(), provider: z.string(), provider_ref: z.string().nullable(), key: z.string(),
+});
 const toCompensation = (r: z.infer<typeof CompensationRow>): PendingCompensation => ({
   id: r.id, orderId: r.order_id, provider: r.provider, providerRef: r.provider_ref, key: r.key,
 });
@@ -244,7 +252,9 @@ export async function confirmOrder(db: Db, clientId: string | null, orderId: str
   return parseRow(ConfirmOrderAnswer, rows[0]?.r, 'confirm_order()');
 }
 
-const PAYMENT_STATES = ['PENDING', 'UNKNOWN', 'ACTION_REQUIRED', 'AUTHORIZED', 'DECLINED', 'NOT_FOUND', 'CANCELLED', 'EXTERNAL'] as const;
+const PAYMENT_STATES = [
+  'PENDING', 'UNKNOWN', 'ACTION_REQUIRED', 'AUTHORIZED', 'DECLINED', 'NOT_FOUND', 'CANCELLED', 'EXTERNAL',
+] as const;
 export type PaymentStateName = (typeof PAYMENT_STATES)[number];
 const CAPTURE_STATES = ['NONE', 'PENDING', 'CAPTURED', 'EXTERNAL', 'FAILED'] as const;
 export type CaptureStateName = (typeof CAPTURE_STATES)[number];
@@ -279,8 +289,12 @@ export async function latestPayment(db: Db, clientId: string | null, orderId: st
 }
 
 export type DueCapture = { id: string; orderId: string; key: string; providerRef: string | null; attempts: number };
-const CaptureRow = z.object({ id: z.string(), order_id: z.string(), key: z.string(), provider_ref: z.string().nullable(), capture_attempts: z.number() });
-const toDueCapture = (r: z.infer<typeof CaptureRow>): DueCapture => ({ id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref, attempts: r.capture_attempts });
+const CaptureRow = z.object({
+  id: z.string(), order_id: z.string(), key: z.string(), provider_ref: z.string().nullable(), capture_attempts: z.number(),
+});
+const toDueCapture = (r: z.infer<typeof CaptureRow>): DueCapture => ({
+  id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref, attempts: r.capture_attempts,
+});
 
 /**
  * Leases confirmed payments to capture (SKIP LOCKED, short transaction), counting an attempt each; `orderId`: only that

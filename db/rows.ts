@@ -28,7 +28,8 @@ function describe(error: z.ZodError, row: unknown): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.map(String).join('.');
-      const found = issue.code === 'invalid_union' && path.endsWith('kind') ? ` (got ${JSON.stringify(valueAt(row, issue.path))})` : '';
+      const unknownKind = issue.code === 'invalid_union' && path.endsWith('kind');
+      const found = unknownKind ? ` (got ${JSON.stringify(valueAt(row, issue.path))})` : '';
       return `${path || 'the row'}: ${issue.message}${found}`;
     })
     .join('; ');
