@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { YogaLogger } from 'graphql-yoga';
 import { startTestApp, PLACE_ORDER, RELEASE } from './support/app.js';
+import { startPaymentsApp } from './support/payments.js';
 
 // Every line the app logs, with the message of any error it was given (Yoga logs masked faults with their original).
 const logged: string[] = [];
@@ -10,6 +11,7 @@ const record = (...args: unknown[]) => void logged.push(args.map(text).join(' ')
 const logger: YogaLogger = { debug: record, info: record, warn: record, error: record };
 
 const t = await startTestApp({ logger });
+const p = await startPaymentsApp();
 
 describe('the claim batcher and an answer of unknown shape', () => {
   it('fails the whole batch at once, each request logged, instead of repeating its requests one by one', async () => {
@@ -61,5 +63,21 @@ describe('the typed boundary to PostgreSQL', () => {
     const r = await t.gql(RELEASE, { input: { orderId: rows[0].id } });
     expect(r.body.errors.map((e: { message: string }) => e.message)).toEqual(['Unexpected error.']);
     expect(logged.filter((l) => l.includes('release_order() answered a shape this code does not know') && l.includes('order.status'))).toHaveLength(1);
+  });
+});
+
+describe('the reconciler and an answer of unknown shape', () => {
+  it('fails its pass with the fault (which the loop logs) instead of counting it as one more payment error', async () => {
+    await p.product('SHAPE-4', 1);
+    p.sandbox.configure({ webhookUrl: undefined }); // only the reconciler decides this one
+    const r = await p.pay('shape-4', 'SHAPE-4', 'tok_slow_1000');
+    const id = r.order!.id;
+    expect(r.order!.status).toBe('AWAITING_PAYMENT');
+    await p.eventually(async () => (await p.charges(id)).status === 'succeeded');
+    await p.db.query(`CREATE OR REPLACE FUNCTION apply_payment_outcome(p_order_id uuid, p_outcome text, p_provider_ref text,
+        p_reason text, p_key text DEFAULT NULL, p_next_action jsonb DEFAULT NULL, p_provider text DEFAULT NULL)
+      RETURNS jsonb LANGUAGE sql AS $$ SELECT jsonb_build_object('kind', 'settled_elsewhere') $$`);
+    await p.pastDeadline(id);
+    await expect(p.reconcile()).rejects.toThrow(/apply_payment_outcome\(\) answered a shape this code does not know.*"settled_elsewhere"/);
   });
 });
