@@ -1,4 +1,7 @@
+// Every SQL statement about products, their stock and bundles, and the idempotency keys of admin stock writes.
+import { z } from 'zod';
 import type { Db, Queryable } from './pool.js';
+import { parseRow, parseRows } from './rows.js';
 
 export type { Queryable };
 
@@ -10,20 +13,12 @@ export type Product = { sku: string; name: string; priceAmount: number; currency
 const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at`;
 // A bundle's figures come from its components (db/functions/091_bundles.sql); the subquery runs for bundles only.
 const PRODUCT_READ_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit,
-  CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p.sku) a) ELSE i.available END AS available,
-  CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p.sku) a) ELSE i.version END AS version, i.updated_at`;
-type ProductRow = {
-  sku: string;
-  name: string;
-  price_amount: number;
-  currency: string;
-  purchase_limit: number | null;
-  available: number;
-  version: number;
-  updated_at: Date;
-};
+  CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p_bundle => p.sku) a) ELSE i.available END AS available,
+  CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p_bundle => p.sku) a) ELSE i.version END AS version, i.updated_at`;
+const AvailabilityRow = z.object({ sku: z.string(), available: z.number(), version: z.number(), updated_at: z.date() });
+const ProductRow = AvailabilityRow.extend({ name: z.string(), price_amount: z.number(), currency: z.string(), purchase_limit: z.number().nullable() });
 
-function toProduct(r: ProductRow): Product {
+function toProduct(r: z.infer<typeof ProductRow>): Product {
   return {
     sku: r.sku,
     name: r.name,
@@ -34,25 +29,27 @@ function toProduct(r: ProductRow): Product {
   };
 }
 
-function toAvailability(r: { sku: string; available: number; version: number; updated_at: Date }): Availability {
-  return { sku: r.sku, available: r.available, soldOut: r.available === 0, version: Number(r.version), updatedAt: r.updated_at };
+function toAvailability(r: z.infer<typeof AvailabilityRow>): Availability {
+  return { sku: r.sku, available: r.available, soldOut: r.available === 0, version: r.version, updatedAt: r.updated_at };
 }
 
 /** Products with their current availability, in the order asked; missing SKUs come back as null. */
 export async function findProducts(db: Db, skus: string[]): Promise<(Product | null)[]> {
   if (skus.length === 0) return [];
-  const { rows } = await db.query<ProductRow>(
+  const { rows } = await db.query(
     `SELECT ${PRODUCT_READ_COLUMNS} FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = ANY ($1::text[])`,
     [skus],
   );
-  const bySku = new Map(rows.map((r) => [r.sku, toProduct(r)]));
+  const bySku = new Map(parseRows(ProductRow, rows, 'the products').map((r) => [r.sku, toProduct(r)]));
   return skus.map((s) => bySku.get(s) ?? null);
 }
 
+const SkuRow = z.object({ sku: z.string() });
+
 /** The first `limit` SKUs, oldest product first (the catalog page's listing). */
 export async function listSkus(db: Db, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ sku: string }>(`SELECT sku FROM products ORDER BY created_at, sku LIMIT $1`, [limit]);
-  return rows.map((r) => r.sku);
+  const { rows } = await db.query(`SELECT sku FROM products ORDER BY created_at, sku LIMIT $1`, [limit]);
+  return parseRows(SkuRow, rows, 'the SKUs').map((r) => r.sku);
 }
 
 export type CreateProductResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' };
@@ -62,7 +59,7 @@ export async function createProduct(
   db: Db,
   p: { sku: string; name: string; priceAmount: number; currency: string; initialStock: number; purchaseLimit?: number | null },
 ): Promise<CreateProductResult> {
-  const { rows } = await db.run<ProductRow>(
+  const { rows } = await db.run(
     `WITH p AS (
        INSERT INTO products (sku, name, price_amount, currency) VALUES ($1, $2, $3, $4)
        ON CONFLICT (sku) DO NOTHING RETURNING sku, name, price_amount, currency),
@@ -71,8 +68,14 @@ export async function createProduct(
      SELECT p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
     [p.sku, p.name, p.priceAmount, p.currency, p.initialStock, p.purchaseLimit ?? null],
   );
-  return rows[0] ? { ok: true, product: toProduct(rows[0]) } : { ok: false, code: 'DUPLICATE_SKU' };
+  return rows[0] ? { ok: true, product: toProduct(parseRow(ProductRow, rows[0], 'the new product')) } : { ok: false, code: 'DUPLICATE_SKU' };
 }
+
+/** What create_bundle() answers (db/functions/091_bundles.sql). */
+const CreateBundleAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['created', 'duplicate']) }),
+  z.object({ kind: z.enum(['unknown_component', 'nested']), sku: z.string() }),
+]);
 
 export type CreateBundleResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' | 'UNKNOWN_COMPONENT' | 'NESTED_BUNDLE'; sku?: string };
 
@@ -81,10 +84,11 @@ export async function createBundle(
   db: Db,
   p: { sku: string; name: string; priceAmount: number; currency: string; components: { sku: string; quantity: number }[] },
 ): Promise<CreateBundleResult> {
-  const { rows } = await db.run<{ r: { kind: string; sku?: string } }>('SELECT create_bundle($1, $2, $3, $4, $5::jsonb) AS r', [
-    p.sku, p.name, p.priceAmount, p.currency, JSON.stringify(p.components),
-  ]);
-  const r = rows[0]!.r;
+  const { rows } = await db.run(
+    'SELECT create_bundle(p_sku => $1, p_name => $2, p_price => $3, p_currency => $4, p_components => $5::jsonb) AS r',
+    [p.sku, p.name, p.priceAmount, p.currency, JSON.stringify(p.components)],
+  );
+  const r = parseRow(CreateBundleAnswer, rows[0]?.r, 'create_bundle()');
   if (r.kind === 'duplicate') return { ok: false, code: 'DUPLICATE_SKU' };
   if (r.kind === 'unknown_component') return { ok: false, code: 'UNKNOWN_COMPONENT', sku: r.sku };
   if (r.kind === 'nested') return { ok: false, code: 'NESTED_BUNDLE', sku: r.sku };
@@ -92,14 +96,16 @@ export async function createBundle(
   return { ok: true, product: product! };
 }
 
+const ComponentRow = z.object({ bundle_sku: z.string(), component_sku: z.string(), quantity: z.number() });
+
 /** The components of these bundles (SKU -> [{sku, quantity}]); plain products are absent. */
 export async function findComponents(db: Db, skus: string[]): Promise<Map<string, { sku: string; quantity: number }[]>> {
-  const { rows } = await db.query<{ bundle_sku: string; component_sku: string; quantity: number }>(
+  const { rows } = await db.query(
     `SELECT bundle_sku, component_sku, quantity FROM bundle_components WHERE bundle_sku = ANY ($1::text[]) ORDER BY bundle_sku, component_sku`,
     [skus],
   );
   const out = new Map<string, { sku: string; quantity: number }[]>();
-  for (const r of rows) out.set(r.bundle_sku, [...(out.get(r.bundle_sku) ?? []), { sku: r.component_sku, quantity: r.quantity }]);
+  for (const r of parseRows(ComponentRow, rows, 'the bundle components')) out.set(r.bundle_sku, [...(out.get(r.bundle_sku) ?? []), { sku: r.component_sku, quantity: r.quantity }]);
   return out;
 }
 
@@ -120,8 +126,11 @@ export async function restock(db: Db, sku: string, quantity: number, tx?: Querya
     [sku, quantity],
     { idempotent: false }, // adds units: never repeated after a connection lost mid-statement (it may have committed)
   );
-  return rows[0] ? { ok: true, availability: toAvailability(rows[0]) } : { ok: false, code: 'UNKNOWN_SKU' };
+  return rows[0] ? { ok: true, availability: toAvailability(parseRow(AvailabilityRow, rows[0], 'the restocked row')) } : { ok: false, code: 'UNKNOWN_SKU' };
 }
+
+const SetStockRow = AvailabilityRow.extend({ applied: z.boolean() });
+const AvailableRow = z.object({ available: z.number() });
 
 /**
  * Sets available to an absolute count (a stock-take adjustment). With `expected`, a compare-and-set:
@@ -144,12 +153,12 @@ export async function setStock(db: Db, sku: string, available: number, expected:
     [sku, available, expected],
     { idempotent: false }, // an absolute set repeated after other writes would undo them
   );
-  const r = rows[0];
-  if (!r) return { ok: false, code: 'UNKNOWN_SKU' };
+  if (!rows[0]) return { ok: false, code: 'UNKNOWN_SKU' };
+  const r = parseRow(SetStockRow, rows[0], 'the set stock row');
   if (!r.applied) {
     // The statement's snapshot may predate the row version its UPDATE re-checked: read the current figure afresh.
-    const now = await (tx ?? db).query<{ available: number }>('SELECT available FROM inventory WHERE sku = $1', [sku]);
-    return { ok: false, code: 'STALE', available: now.rows[0]?.available ?? r.available };
+    const now = await (tx ?? db).query('SELECT available FROM inventory WHERE sku = $1', [sku]);
+    return { ok: false, code: 'STALE', available: now.rows[0] ? parseRow(AvailableRow, now.rows[0], 'the available count').available : r.available };
   }
   return { ok: true, availability: toAvailability(r) };
 }
@@ -161,8 +170,8 @@ export async function setStock(db: Db, sku: string, available: number, expected:
  */
 export async function setPurchaseLimit(db: Db, sku: string, limit: number | null): Promise<Product | null> {
   // an absolute set: repeating it after a connection lost mid-statement does no harm
-  const { rows } = await db.run<{ ok: boolean }>('SELECT set_purchase_limit($1, $2) AS ok', [sku, limit]);
-  if (!rows[0]?.ok) return null;
+  const { rows } = await db.run('SELECT set_purchase_limit(p_sku => $1, p_limit => $2) AS ok', [sku, limit]);
+  if (!parseRow(z.object({ ok: z.boolean().nullable() }), rows[0], 'set_purchase_limit()').ok) return null;
   const [product] = await findProducts(db, [sku]);
   return product ?? null;
 }
@@ -181,6 +190,13 @@ export type KeyedStockResult =
   | { kind: 'applied'; result: StockResult }
   | { kind: 'replayed'; availability: Availability }
   | { kind: 'reused' };
+
+/** A stock operation's key row: the request it was taken for and the answer it stored (written below). */
+const StockKeyRow = z.object({
+  operation: z.string(),
+  request_hash: z.string(),
+  response: z.object({ sku: z.string(), available: z.number(), version: z.number(), updatedAt: z.string() }),
+});
 
 /**
  * A stock write under an idempotency key, applied once: the key row and the write commit in one transaction (a failed
@@ -208,14 +224,14 @@ export async function keyedStockWrite(
       );
       if (!claimed.rowCount) {
         // another request took the key (a concurrent one waited on the unique index until it committed)
-        const { rows } = await tx.query<{ operation: string; request_hash: string; response: any }>(
+        const { rows } = await tx.query(
           'SELECT operation, request_hash, response FROM stock_operation_keys WHERE client_id = $1 AND key = $2',
           [k.clientId, k.key],
         );
-        const row = rows[0]!;
+        const row = parseRow(StockKeyRow, rows[0], 'the stock operation key');
         if (row.operation !== k.operation || row.request_hash !== k.requestHash) return { kind: 'reused' as const };
         const a = row.response;
-        return { kind: 'replayed' as const, availability: { sku: a.sku, available: a.available, soldOut: a.available === 0, version: Number(a.version), updatedAt: new Date(a.updatedAt) } };
+        return { kind: 'replayed' as const, availability: { sku: a.sku, available: a.available, soldOut: a.available === 0, version: a.version, updatedAt: new Date(a.updatedAt) } };
       }
       const result = await write(tx);
       if (!result.ok) throw new Refused(result);
@@ -235,6 +251,6 @@ export async function keyedStockWrite(
 
 /** One page of SKUs in SKU order after `after` (exclusive): the catalog connection's keyset scan on the primary key. */
 export async function pageSkus(db: Db, after: string | null, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ sku: string }>(`SELECT sku FROM products WHERE ($1::text IS NULL OR sku > $1) ORDER BY sku LIMIT $2`, [after, limit]);
-  return rows.map((r) => r.sku);
+  const { rows } = await db.query(`SELECT sku FROM products WHERE ($1::text IS NULL OR sku > $1) ORDER BY sku LIMIT $2`, [after, limit]);
+  return parseRows(SkuRow, rows, 'the SKUs').map((r) => r.sku);
 }

@@ -1,48 +1,36 @@
+// Every SQL statement about orders and their holds: placing (one order, or a coalesced batch for one SKU), releasing,
+// expiring, reading. Each answer is parsed at this boundary (db/rows.ts) into an OrderRecord (db/order-document.ts).
+import { z } from 'zod';
 import type { Db } from './pool.js';
+import { parseRow, parseRows, UnexpectedRowError } from './rows.js';
+import { Order, OrderDocument, Rejection, toOrder, type OrderRecord } from './order-document.js';
 
-export type OrderStatus = 'PROCESSING' | 'RESERVED' | 'AWAITING_PAYMENT' | 'CONFIRMED' | 'REJECTED' | 'CANCELLED' | 'EXPIRED';
-export type ReservationState = 'HELD' | 'AWAITING_PAYMENT' | 'SOLD' | 'RELEASED' | 'EXPIRED';
-export type Rejection = { code: string; sku?: string | null; message: string };
-export type OrderRecord = {
-  id: string;
-  status: OrderStatus;
-  customerId: string;
-  lines: { sku: string; quantity: number; unitAmount: number }[];
-  totalAmount: number;
-  currency: string;
-  reservation: { state: ReservationState; expiresAt: Date } | null;
-  rejection: Rejection | null;
-  createdAt: Date;
-  updatedAt: Date;
-  /** the marketplace channel that sold it (docs/channels.md); null for storefront orders */
-  channel?: string | null;
-};
+export { toOrder, OrderDocument, ORDER_STATUSES, RESERVATION_STATES } from './order-document.js';
+export type { OrderRecord, OrderStatus, Rejection, ReservationState } from './order-document.js';
 
-/** Maps the `order_json()` document (the one shape every order path returns) to an OrderRecord. */
-export function toOrder(j: any): OrderRecord {
-  return {
-    id: j.id,
-    status: j.status,
-    customerId: j.customerId,
-    lines: j.lines,
-    totalAmount: j.totalAmount,
-    currency: String(j.currency).trim(),
-    reservation: j.reservation ? { state: j.reservation.state, expiresAt: new Date(j.reservation.expiresAt) } : null,
-    rejection: j.rejection ?? null,
-    createdAt: new Date(j.createdAt),
-    updatedAt: new Date(j.updatedAt),
-    channel: j.channel ?? null,
-  };
-}
+/** What place_order() answers (db/functions/020_place-order.sql); `quiet`: refused at a glance, no outbox row written. */
+const PlaceOrderAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['placed', 'rejected', 'replayed']), order: Order, quiet: z.boolean().optional() }),
+  z.object({ kind: z.literal('in_progress'), orderId: z.string(), order: Order.nullable() }),
+  z.object({ kind: z.literal('reused'), orderId: z.string() }),
+  z.object({ kind: z.literal('unknown_sku'), sku: z.string() }),
+  z.object({ kind: z.literal('mixed_currency') }),
+  z.object({ kind: z.literal('total_too_large') }),
+]);
+export type PlaceOrderRow = z.infer<typeof PlaceOrderAnswer>;
 
-export type PlaceOrderRow =
-  /** `quiet`: refused at a glance, nothing written to the outbox (no relay to wake) */
-  | { kind: 'placed' | 'rejected' | 'replayed'; order: OrderRecord; quiet?: boolean }
-  | { kind: 'in_progress'; orderId: string; order: OrderRecord | null }
-  | { kind: 'reused'; orderId: string }
-  | { kind: 'unknown_sku'; sku: string }
-  | { kind: 'mixed_currency' }
-  | { kind: 'total_too_large' };
+/**
+ * What place_orders() answers per request: one of place_order()'s answers, or one in short (the order's id, price and
+ * time, and the hold's expiry or the rejection), whose order this store completes from the request.
+ */
+const ShortAnswer = { id: z.string(), unitAmount: z.number(), currency: z.string(), at: z.string() };
+const BatchAnswer = z.discriminatedUnion('kind', [
+  ...PlaceOrderAnswer.options,
+  z.object({ kind: z.literal('refused'), ...ShortAnswer, rejection: Rejection }),
+  z.object({ kind: z.literal('plain'), ...ShortAnswer, expiresAt: z.string(), rejection: Rejection.optional() }),
+]);
+const BatchAnswers = z.array(BatchAnswer);
+type ShortRow = Extract<z.infer<typeof BatchAnswer>, { kind: 'refused' | 'plain' }>;
 
 export type PlaceOrderArgs = {
   clientId: string;
@@ -65,122 +53,131 @@ export type PlaceOrderArgs = {
   tokenHash?: string | null;
 };
 
+/** One request of a coalesced batch: PlaceOrderArgs without what the whole batch shares. */
+export type BatchedOrderArgs = Omit<PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours' | 'maxActiveHolds'>;
+
 /**
- * placeOrder's whole transaction as one statement (`place_order()` in db/functions/020_place-order.sql): key row, claims in SKU order
- * by conditional UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
+ * placeOrder's whole transaction as one statement (`place_order()`): key row, claims in SKU order by conditional
+ * UPDATE (I3), order + lines + holds, stored response. One round trip; retried whole on 40001/40P01.
  */
 export async function placeOrder(db: Db, a: PlaceOrderArgs): Promise<PlaceOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT place_order($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13) AS r', [
-    a.clientId,
-    a.customerId,
-    a.key,
-    a.requestHash,
-    JSON.stringify(a.lines),
-    a.holdTtlSeconds,
-    a.retentionHours,
-    a.payment ?? false,
-    a.recoverySeconds ?? null,
-    a.buyer ?? null,
-    a.maxActiveHolds ?? 0,
-    a.tokenHash ?? null,
-    a.countedCustomer ?? null,
-  ]);
-  const r = rows[0]!.r;
-  if (r.order) r.order = toOrder(r.order);
-  return r as PlaceOrderRow;
+  const { rows } = await db.run(
+    `SELECT place_order(p_client_id => $1, p_customer_id => $2, p_key => $3, p_request_hash => $4, p_lines => $5::jsonb,
+                        p_hold_ttl_seconds => $6, p_retention_hours => $7, p_payment => $8, p_recovery_seconds => $9,
+                        p_buyer => $10, p_max_holds => $11, p_token_hash => $12, p_counted_customer => $13) AS r`,
+    [
+      a.clientId,
+      a.customerId,
+      a.key,
+      a.requestHash,
+      JSON.stringify(a.lines),
+      a.holdTtlSeconds,
+      a.retentionHours,
+      a.payment ?? false,
+      a.recoverySeconds ?? null,
+      a.buyer ?? null,
+      a.maxActiveHolds ?? 0,
+      a.tokenHash ?? null,
+      a.countedCustomer ?? null,
+    ],
+  );
+  return parseRow(PlaceOrderAnswer, rows[0]?.r, 'place_order()');
 }
 
 /**
- * Several single-line orders for ONE SKU in one transaction (`place_orders()` in db/functions/020_place-order.sql): each is
- * place_order as above, but they share one commit. Answers come back in request order.
+ * Several single-line orders for ONE SKU in one transaction (`place_orders()`): each is place_order as above, but
+ * they share one commit. Answers come back in request order.
  */
 export async function placeOrders(
   db: Db,
-  requests: Omit<PlaceOrderArgs, 'holdTtlSeconds' | 'retentionHours' | 'maxActiveHolds'>[],
+  requests: BatchedOrderArgs[],
   holdTtlSeconds: number,
   retentionHours: number,
   maxActiveHolds = 0,
 ): Promise<PlaceOrderRow[]> {
-  const payload = requests.map((a) => ({ clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null, tokenHash: a.tokenHash ?? null, countedCustomer: a.countedCustomer ?? null }));
-  const { rows } = await db.run<{ r: any[] }>('SELECT place_orders($1::jsonb, $2, $3, $4) AS r', [
-    JSON.stringify(payload),
-    holdTtlSeconds,
-    retentionHours,
-    maxActiveHolds,
-  ]);
-  return placeOrdersAnswers(requests, rows[0]!.r);
+  const payload = requests.map((a) => ({
+    clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null,
+    tokenHash: a.tokenHash ?? null, countedCustomer: a.countedCustomer ?? null,
+  }));
+  const { rows } = await db.run(
+    `SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => $2, p_retention_hours => $3, p_max_holds => $4) AS r`,
+    [JSON.stringify(payload), holdTtlSeconds, retentionHours, maxActiveHolds],
+  );
+  return placeOrdersAnswers(requests, rows[0]?.r);
 }
+
+type ShortRequest = { customerId: string; lines: { sku: string; quantity: number }[] };
 
 /**
  * place_orders' answers as PlaceOrderRows, in request order. A refusal at a glance (`refused`) and a plain sale
- * (`plain`) come back in short, and their orders are built here from the short answer and the request (customer, SKU,
- * quantity): the documents order_json() reads back for them. Exported for the SQL-level tests.
+ * (`plain`) come back in short; their orders are the documents order_json() reads back for them, completed from the
+ * request (customer, SKU, quantity). Exported for the SQL-level tests.
  */
-export function placeOrdersAnswers(requests: { customerId: string; lines: { sku: string; quantity: number }[] }[], answers: any[]): PlaceOrderRow[] {
+export function placeOrdersAnswers(requests: ShortRequest[], answers: unknown): PlaceOrderRow[] {
+  const parsed = parseRow(BatchAnswers, answers, 'place_orders()');
+  if (parsed.length !== requests.length)
+    throw new UnexpectedRowError(`place_orders() answered ${parsed.length} answers to ${requests.length} requests`);
   const dates = new Map<string, Date>(); // the batch's timestamps (its transaction's, its holds' expiry), parsed once
   const dateOf = (text: string) => dates.get(text) ?? dates.set(text, new Date(text)).get(text)!;
-  return answers.map((r, i) => {
-    if (r.kind === 'refused') return { kind: 'rejected', quiet: true, order: shortOrder(requests[i]!, r, dateOf) };
-    if (r.kind === 'plain') return { kind: r.rejection ? 'rejected' : 'placed', order: shortOrder(requests[i]!, r, dateOf) };
-    if (r.order) r.order = toOrder(r.order);
-    return r as PlaceOrderRow;
+  return parsed.map((r, i) => {
+    if (r.kind !== 'refused' && r.kind !== 'plain') return r;
+    const order = toOrder(shortDocument(requests[i]!, r), dateOf);
+    return r.kind === 'refused' ? { kind: 'rejected', quiet: true, order } : { kind: r.rejection ? 'rejected' : 'placed', order };
   });
 }
 
-/** The order of a short answer: granted (RESERVED, held until `expiresAt`) unless it carries a rejection. */
-function shortOrder(
-  req: { customerId: string; lines: { sku: string; quantity: number }[] },
-  r: { id: string; rejection?: OrderRecord['rejection']; unitAmount: number; currency: string; at: string; expiresAt?: string },
-  dateOf: (text: string) => Date,
-): OrderRecord {
+/** The document order_json() reads back for a short answer: RESERVED, held until `expiresAt`, unless it was refused. */
+function shortDocument(req: ShortRequest, r: ShortRow): OrderDocument {
   const { sku, quantity } = req.lines[0]!;
-  const at = dateOf(r.at);
+  const rejection = r.rejection ?? null;
   return {
     id: r.id,
-    status: r.rejection ? 'REJECTED' : 'RESERVED',
+    status: rejection ? 'REJECTED' : 'RESERVED',
     customerId: req.customerId,
     lines: [{ sku, quantity, unitAmount: r.unitAmount }],
     totalAmount: r.unitAmount * quantity,
-    currency: String(r.currency).trim(),
-    reservation: r.rejection ? null : { state: 'HELD', expiresAt: dateOf(r.expiresAt!) },
-    rejection: r.rejection ?? null,
-    createdAt: at,
-    updatedAt: at,
+    currency: r.currency,
+    reservation: rejection || r.kind === 'refused' ? null : { state: 'HELD', expiresAt: r.expiresAt },
+    rejection,
+    createdAt: r.at,
+    updatedAt: r.at,
     channel: null,
   };
 }
 
-export type ReleaseRow =
-  | { kind: 'released' | 'noop' | 'already_final' | 'payment_in_flight'; order: OrderRecord }
-  | { kind: 'not_found' };
+const ReleaseAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['released', 'noop', 'already_final', 'payment_in_flight']), order: Order }),
+  z.object({ kind: z.literal('not_found') }),
+]);
+export type ReleaseRow = z.infer<typeof ReleaseAnswer>;
 
 /** releaseReservation as one statement: guarded on the order's status (I6), units back in SKU order. */
 export async function releaseOrder(db: Db, clientId: string, orderId: string, reason: string | null): Promise<ReleaseRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT release_order($1, $2::uuid, $3) AS r', [clientId, orderId, reason]);
-  const r = rows[0]!.r;
-  if (r.order) r.order = toOrder(r.order);
-  return r as ReleaseRow;
+  const { rows } = await db.run('SELECT release_order(p_client_id => $1, p_order_id => $2::uuid, p_reason => $3) AS r', [clientId, orderId, reason]);
+  return parseRow(ReleaseAnswer, rows[0]?.r, 'release_order()');
 }
+
+const OrderRow = z.object({ j: Order });
 
 /**
  * One order, only for the client that created it; with `tokenHash`, only if it is that order's token's hash (a
  * `public` key's reads).
  */
 export async function findOrder(db: Db, clientId: string, orderId: string, tokenHash?: string): Promise<OrderRecord | null> {
-  const { rows } = await db.query<{ j: any }>(
-    'SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid AND client_id = $2 AND ($3::text IS NULL OR token_hash = $3)',
+  const { rows } = await db.query(
+    'SELECT order_json(p_order_id => id) AS j FROM orders WHERE id = $1::uuid AND client_id = $2 AND ($3::text IS NULL OR token_hash = $3)',
     [orderId, clientId, tokenHash ?? null],
   );
-  return rows[0] ? toOrder(rows[0].j) : null;
+  return rows[0] ? parseRow(OrderRow, rows[0], 'order_json()').j : null;
 }
+
+const ExpiredRow = z.object({ order_id: z.string(), units: z.number() });
+const toExpired = (r: z.infer<typeof ExpiredRow>) => ({ orderId: r.order_id, units: r.units });
 
 /** Expires one batch of holds past `expires_at` (SKIP LOCKED; see expire_due_holds). Returns what it expired. */
 export async function expireDueHolds(db: Db, limit: number): Promise<{ orderId: string; units: number }[]> {
-  const { rows } = await db.run<{ order_id: string; units: number }>(
-    'SELECT order_id, units FROM expire_due_holds($1)',
-    [limit],
-  );
-  return rows.map((r) => ({ orderId: r.order_id, units: r.units }));
+  const { rows } = await db.run('SELECT order_id, units FROM expire_due_holds(p_limit => $1)', [limit]);
+  return parseRows(ExpiredRow, rows, 'expire_due_holds()').map(toExpired);
 }
 
 /** Deletes one batch of finished idempotency keys past their retention; orders stay. */
@@ -202,9 +199,11 @@ export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> 
 
 /** One order whatever its client (admin operations). */
 export async function findAnyOrder(db: Db, orderId: string): Promise<OrderRecord | null> {
-  const { rows } = await db.query<{ j: any }>('SELECT order_json(id) AS j FROM orders WHERE id = $1::uuid', [orderId]);
-  return rows[0] ? toOrder(rows[0].j) : null;
+  const { rows } = await db.query('SELECT order_json(p_order_id => id) AS j FROM orders WHERE id = $1::uuid', [orderId]);
+  return rows[0] ? parseRow(OrderRow, rows[0], 'order_json()').j : null;
 }
+
+const PagedOrderRow = z.object({ j: Order, c: z.string(), id: z.string() });
 
 /**
  * One page of orders, newest first, keyset on (created_at, id) after the cursor `after` (exclusive). `clientId` null:
@@ -214,8 +213,8 @@ export async function pageOrders(
   db: Db,
   f: { clientId: string | null; customerId: string | null; status: string | null; after: { createdAt: string; id: string } | null; limit: number },
 ): Promise<(OrderRecord & { cursorKey: { createdAt: string; id: string } })[]> {
-  const { rows } = await db.query<{ j: any; c: string; id: string }>(
-    `SELECT order_json(o.id) AS j, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS c, o.id
+  const { rows } = await db.query(
+    `SELECT order_json(p_order_id => o.id) AS j, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS c, o.id
        FROM orders o
       WHERE ($1::text IS NULL OR o.client_id = $1) AND ($2::text IS NULL OR o.customer_id = $2) AND ($3::text IS NULL OR o.status = $3)
         AND ($4::timestamptz IS NULL OR (o.created_at, o.id) < ($4::timestamptz, $5::uuid))
@@ -223,5 +222,5 @@ export async function pageOrders(
       LIMIT $6`,
     [f.clientId, f.customerId, f.status, f.after?.createdAt ?? null, f.after?.id ?? null, f.limit],
   );
-  return rows.map((r) => ({ ...toOrder(r.j), cursorKey: { createdAt: r.c, id: r.id } }));
+  return parseRows(PagedOrderRow, rows, 'order_json()').map((r) => ({ ...r.j, cursorKey: { createdAt: r.c, id: r.id } }));
 }

@@ -1,22 +1,42 @@
+// The transactional outbox (I9): the relay's claim of unpublished rows, their events parsed by topic, and the
+// NOTIFY / LISTEN that wakes relays after a commit.
 import pg from 'pg';
+import { z } from 'zod';
 import type { Db } from './pool.js';
+import { parseRow, parseRows } from './rows.js';
+import { OrderDocument } from './order-document.js';
 
-/** The channel the app NOTIFYs after its writes commit; relays LISTEN on it. */
-export const OUTBOX_CHANNEL = 'lastunit_outbox';
+/** The PostgreSQL notification the app sends after its writes commit (NOTIFY); relays LISTEN for it. */
+export const OUTBOX_NOTIFICATION = 'lastunit_outbox';
 
-export type OutboxEvent = {
-  id: number;
-  topic: string;
-  aggregateKey: string;
-  payload: Record<string, unknown>;
-  /** for order_status events: the order as the API shows it (order_json), read once here for every subscriber */
-  order: unknown | null;
-};
+/** An availability event, exactly as emit_availability() (db/functions/010_events.sql) writes it. */
+const AvailabilityEvent = z.object({
+  sku: z.string(), available: z.number(), soldOut: z.boolean(), version: z.number(), updatedAt: z.string(),
+});
+export type AvailabilityEvent = z.infer<typeof AvailabilityEvent>;
+const OrderStatusPayload = z.object({ orderId: z.string(), clientId: z.string(), status: z.string(), updatedAt: z.string() });
+/** An order-status event: emit_order_status()'s payload and the order as the API shows it (order_json), read once. */
+export type OrderStatusEvent = z.infer<typeof OrderStatusPayload> & { order: OrderDocument | null };
 
-type OutboxRow = { id: number; topic: string; aggregate_key: string; payload: Record<string, unknown>; order: unknown | null };
+/** What subscribers hear of an outbox row; rows of other topics are published to nobody. */
+export type OutboxMessage =
+  | { topic: 'availability'; event: AvailabilityEvent }
+  | { topic: 'order_status'; event: OrderStatusEvent };
+export type OutboxEvent = { id: number; topic: string; aggregateKey: string; message: OutboxMessage | null };
 
-function toOutboxEvent(r: OutboxRow): OutboxEvent {
-  return { id: r.id, topic: r.topic, aggregateKey: r.aggregate_key, payload: r.payload, order: r.order };
+const OutboxRow = z.object({
+  id: z.number(), topic: z.string(), aggregate_key: z.string(), payload: z.unknown(), order: OrderDocument.nullable(),
+});
+
+function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
+  const source = `the outbox row ${r.id} (${r.topic})`;
+  const message: OutboxMessage | null =
+    r.topic === 'availability'
+      ? { topic: 'availability', event: parseRow(AvailabilityEvent, r.payload, source) }
+      : r.topic === 'order_status'
+        ? { topic: 'order_status', event: { ...parseRow(OrderStatusPayload, r.payload, source), order: r.order } }
+        : null;
+  return { id: r.id, topic: r.topic, aggregateKey: r.aggregate_key, message };
 }
 
 /**
@@ -28,28 +48,29 @@ function toOutboxEvent(r: OutboxRow): OutboxEvent {
  */
 export async function publishOutboxBatch(db: Db, limit: number, publish: (events: OutboxEvent[]) => Promise<void>): Promise<number> {
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query<OutboxRow>(
+    const { rows } = await tx.query(
       `WITH claimed AS (
          SELECT id, topic, aggregate_key, payload FROM outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1
           FOR UPDATE SKIP LOCKED)
        SELECT c.id, c.topic, c.aggregate_key, c.payload,
-              CASE WHEN c.topic = 'order_status' THEN order_json((c.payload->>'orderId')::uuid) END AS order
+              CASE WHEN c.topic = 'order_status' THEN order_json(p_order_id => (c.payload->>'orderId')::uuid) END AS order
          FROM claimed c ORDER BY c.id`,
       [limit],
     );
     if (rows.length === 0) return 0;
-    await publish(rows.map(toOutboxEvent));
+    const events = parseRows(OutboxRow, rows, 'the outbox').map(toOutboxEvent);
+    await publish(events);
     // only rows this transaction holds locked, so no other relay can have marked them meanwhile
-    await tx.query(`UPDATE outbox SET published_at = now() WHERE id = ANY ($1::bigint[])`, [rows.map((r) => r.id)]);
-    return rows.length;
+    await tx.query(`UPDATE outbox SET published_at = now() WHERE id = ANY ($1::bigint[])`, [events.map((e) => e.id)]);
+    return events.length;
   });
 }
 
 /** Count of rows not yet published (for tests and the relay's metric). */
 export async function countUnpublished(db: Db): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*) AS n FROM outbox WHERE published_at IS NULL`);
-  return rows[0]!.n;
+  const { rows } = await db.query(`SELECT count(*) AS n FROM outbox WHERE published_at IS NULL`);
+  return parseRow(z.object({ n: z.number() }), rows[0], 'the unpublished count').n;
 }
 
 /**
@@ -57,11 +78,11 @@ export async function countUnpublished(db: Db): Promise<number> {
  * where NOTIFY's commit-time lock would serialize every committing writer.
  */
 export async function notifyOutbox(db: Db): Promise<void> {
-  await db.query(`SELECT pg_notify($1, '')`, [OUTBOX_CHANNEL]);
+  await db.query(`SELECT pg_notify($1, '')`, [OUTBOX_NOTIFICATION]);
 }
 
 /**
- * A dedicated connection LISTENing on the outbox channel; `onNotify` runs on every notification. It reconnects
+ * A dedicated connection LISTENing for the outbox notification; `onNotify` runs on every notification. It reconnects
  * by itself after a lost connection (the relay's poll covers the gap). Returns a stop function.
  */
 export function listenOutbox(connectionString: string, onNotify: () => void, onError: (err: unknown) => void = () => {}) {
@@ -85,7 +106,7 @@ export function listenOutbox(connectionString: string, onNotify: () => void, onE
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      await c.query(`LISTEN ${OUTBOX_NOTIFICATION}`);
       if (stopped) await c.end();
     } catch (err) {
       onError(err);

@@ -1,5 +1,7 @@
 // Every SQL statement about partner apps' published documents (tables in db/migrations/0006_partner-documents.sql).
+import { z } from 'zod';
 import type { Db } from './wrap-pool.js';
+import { parseRow } from './rows.js';
 
 /** One trusted document of a partner app: its id is the sha256 of `body` (a CHECK constraint holds it so). */
 export type PartnerDocument = {
@@ -14,8 +16,13 @@ export type PartnerDocument = {
 /** A published (app, version): immutable once written. `fingerprint` is the sha256 of its sorted document ids. */
 export type PublishedVersion = { app: string; version: string; fingerprint: string; documentCount: number; publishedAt: Date };
 
-type DocumentRow = { id: string; body: string; operation_name: string | null; operation_type: 'query' | 'mutation'; root_fields: string[] };
-type VersionRow = { app: string; version: string; fingerprint: string; documents: number; published_at: Date };
+const DocumentRow = z.object({
+  id: z.string(), body: z.string(), operation_name: z.string().nullable(), operation_type: z.enum(['query', 'mutation']),
+  root_fields: z.array(z.string()),
+});
+type DocumentRow = z.infer<typeof DocumentRow>;
+const VersionRow = z.object({ app: z.string(), version: z.string(), fingerprint: z.string(), documents: z.number(), published_at: z.date() });
+type VersionRow = z.infer<typeof VersionRow>;
 
 const DOCUMENT_COLUMNS = 'id, body, operation_name, operation_type, root_fields';
 const VERSION_COLUMNS = 'app, version, fingerprint, documents, published_at';
@@ -38,7 +45,7 @@ export async function publishVersion(
   v: { app: string; version: string; fingerprint: string; documents: PartnerDocument[] },
 ): Promise<{ created: boolean; version: PublishedVersion }> {
   const docs = v.documents.map((d) => ({ id: d.id, body: d.body, operation_name: d.operationName, operation_type: d.operationType, root_fields: d.rootFields }));
-  const { rows } = await db.run<VersionRow>(
+  const { rows } = await db.run(
     `WITH v AS (
        INSERT INTO partner_app_versions (app, version, fingerprint, documents) VALUES ($1, $2, $3, $4)
        ON CONFLICT (app, version) DO NOTHING
@@ -51,15 +58,15 @@ export async function publishVersion(
      SELECT ${VERSION_COLUMNS} FROM v`,
     [v.app, v.version, v.fingerprint, docs.length, JSON.stringify(docs)],
   );
-  if (rows[0]) return { created: true, version: toVersion(rows[0]) };
+  if (rows[0]) return { created: true, version: toVersion(parseRow(VersionRow, rows[0], 'the published version')) };
   // A fresh statement (a new snapshot) sees the row that won, even one committed while ours waited on it.
-  const existing = await db.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM partner_app_versions WHERE app = $1 AND version = $2`, [v.app, v.version]);
+  const existing = await db.query(`SELECT ${VERSION_COLUMNS} FROM partner_app_versions WHERE app = $1 AND version = $2`, [v.app, v.version]);
   if (!existing.rows[0]) throw new Error(`partner version ${v.app}@${v.version} neither inserted nor found`);
-  return { created: false, version: toVersion(existing.rows[0]) };
+  return { created: false, version: toVersion(parseRow(VersionRow, existing.rows[0], 'the published version')) };
 }
 
 /** The document `id` of any published version of `app`, or null. */
 export async function findPartnerDocument(db: Db, app: string, id: string): Promise<PartnerDocument | null> {
-  const { rows } = await db.query<DocumentRow>(`SELECT ${DOCUMENT_COLUMNS} FROM partner_documents WHERE app = $1 AND id = $2 LIMIT 1`, [app, id]);
-  return rows[0] ? toDocument(rows[0]) : null;
+  const { rows } = await db.query(`SELECT ${DOCUMENT_COLUMNS} FROM partner_documents WHERE app = $1 AND id = $2 LIMIT 1`, [app, id]);
+  return rows[0] ? toDocument(parseRow(DocumentRow, rows[0], 'the partner document')) : null;
 }

@@ -1,20 +1,38 @@
+// Every SQL statement about payments: attempts and their outcomes (db/functions/040_payments.sql, 080_checkout.sql),
+// the reconciler's, compensation worker's and capture worker's leases, and the reads of Order.payment.
+import { z } from 'zod';
 import type { Db } from './pool.js';
-import { toOrder, type OrderRecord } from './orders-store.js';
+import { parseRow, parseRows } from './rows.js';
+import { Order } from './order-document.js';
 
 export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled' | 'refunded';
-export type OutcomeKind = 'refunded' | 'confirmed' | 'rejected' | 'declined_held' | 'held' | 'expired' | 'cancelled' | 'unknown' | 'action_required' | 'compensate' | 'noop';
-export type OutcomeRow = { kind: OutcomeKind; order: OrderRecord | null; reclaimed?: boolean } | { kind: 'duplicate'; order?: undefined };
+const OUTCOME_KINDS = [
+  'refunded', 'confirmed', 'rejected', 'declined_held', 'held', 'expired', 'cancelled', 'unknown', 'action_required', 'compensate', 'noop',
+] as const;
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+
+/** An answer without an order (`not_found`, `duplicate`) carries `order: null`, so every answer can be read alike. */
+const NoOrder = z.null().default(null);
+
+/** apply_payment_outcome()'s answer, and so complete_payment()'s and apply_payment_event()'s (which adds `duplicate`). */
+const OutcomeAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(OUTCOME_KINDS), order: Order.nullable().default(null), reclaimed: z.boolean().optional() }),
+  z.object({ kind: z.literal('duplicate'), order: NoOrder }),
+]);
+export type OutcomeRow = z.infer<typeof OutcomeAnswer>;
+
 /** {type, clientSecret, redirectUrl}: what the shopper must do for the processor (payments/processor.ts NextAction). */
-export type NextActionRow = { type: string; clientSecret: string | null; redirectUrl: string | null };
+const NextActionRow = z.object({
+  type: z.string(),
+  clientSecret: z.string().nullable().default(null),
+  redirectUrl: z.string().nullable().default(null),
+});
+export type NextActionRow = z.infer<typeof NextActionRow>;
 /** How long an attempt may stay undecided (PAYMENT_MAX_PENDING_SECONDS) and wait for the shopper (PAYMENT_ACTION_TIMEOUT_SECONDS). */
 export type AttemptBounds = { deadlineSeconds: number; maxPendingSeconds: number; actionTimeoutSeconds: number };
 export type KeyRef = { clientId: string; customerId: string; key: string };
 
-function parse(r: any): any {
-  if (r.order) r.order = toOrder(r.order);
-  else r.order = null;
-  return r;
-}
+const BeginPaymentAnswer = z.object({ kind: z.enum(['awaiting', 'not_held']), order: Order });
 
 /** HELD -> AWAITING_PAYMENT with a deadline and a PENDING payment row (begin_payment, db/functions/040_payments.sql). One statement. */
 export async function beginPayment(
@@ -24,11 +42,13 @@ export async function beginPayment(
   provider: string,
   bounds: AttemptBounds,
   token: string,
-): Promise<{ kind: 'awaiting' | 'not_held'; order: OrderRecord }> {
-  const { rows } = await db.run<{ r: any }>('SELECT begin_payment($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9) AS r', [
-    orderId, key.clientId, key.customerId, key.key, provider, bounds.deadlineSeconds, token, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds,
-  ]);
-  return parse(rows[0]!.r);
+): Promise<z.infer<typeof BeginPaymentAnswer>> {
+  const { rows } = await db.run(
+    `SELECT begin_payment(p_order_id => $1::uuid, p_client_id => $2, p_customer_id => $3, p_key => $4, p_provider => $5,
+                          p_deadline_seconds => $6, p_token => $7, p_max_pending_seconds => $8, p_action_timeout_seconds => $9) AS r`,
+    [orderId, key.clientId, key.customerId, key.key, provider, bounds.deadlineSeconds, token, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds],
+  );
+  return parseRow(BeginPaymentAnswer, rows[0]?.r, 'begin_payment()');
 }
 
 /** placeOrder's outcome step: guarded transition (I6) and the key row finished, in one statement. */
@@ -41,10 +61,12 @@ export async function completePayment(
   reason: string | null,
   nextAction: NextActionRow | null = null,
 ): Promise<OutcomeRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT complete_payment($1::uuid, $2, $3, $4, $5, $6, $7, $8::jsonb) AS r', [
-    orderId, key.clientId, key.customerId, key.key, outcome, providerRef, reason, nextAction ? JSON.stringify(nextAction) : null,
-  ]);
-  return parse(rows[0]!.r);
+  const { rows } = await db.run(
+    `SELECT complete_payment(p_order_id => $1::uuid, p_client_id => $2, p_customer_id => $3, p_key => $4, p_outcome => $5,
+                             p_provider_ref => $6, p_reason => $7, p_next_action => $8::jsonb) AS r`,
+    [orderId, key.clientId, key.customerId, key.key, outcome, providerRef, reason, nextAction ? JSON.stringify(nextAction) : null],
+  );
+  return parseRow(OutcomeAnswer, rows[0]?.r, 'complete_payment()');
 }
 
 /**
@@ -60,10 +82,12 @@ export async function applyPaymentOutcome(
   key: string | null = null,
   nextAction: NextActionRow | null = null,
 ): Promise<OutcomeRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT apply_payment_outcome($1::uuid, $2, $3, $4, $5, $6::jsonb) AS r', [
-    orderId, outcome, providerRef, reason, key, nextAction ? JSON.stringify(nextAction) : null,
-  ]);
-  return parse(rows[0]!.r);
+  const { rows } = await db.run(
+    `SELECT apply_payment_outcome(p_order_id => $1::uuid, p_outcome => $2, p_provider_ref => $3, p_reason => $4, p_key => $5,
+                                  p_next_action => $6::jsonb) AS r`,
+    [orderId, outcome, providerRef, reason, key, nextAction ? JSON.stringify(nextAction) : null],
+  );
+  return parseRow(OutcomeAnswer, rows[0]?.r, 'apply_payment_outcome()');
 }
 
 /** A webhook: event id and effect in one transaction (I8); `duplicate` when the id was already processed. */
@@ -78,10 +102,39 @@ export async function applyPaymentEvent(
   key: string | null = null,
   nextAction: NextActionRow | null = null,
 ): Promise<OutcomeRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT apply_payment_event($1, $2, $3::uuid, $4, $5, $6, $7, $8::jsonb) AS r', [
-    source, eventId, orderId, outcome, providerRef, reason, key, nextAction ? JSON.stringify(nextAction) : null,
-  ]);
-  return parse(rows[0]!.r);
+  const { rows } = await db.run(
+    `SELECT apply_payment_event(p_source => $1, p_event_id => $2, p_order_id => $3::uuid, p_outcome => $4, p_provider_ref => $5,
+                                p_reason => $6, p_key => $7, p_next_action => $8::jsonb) AS r`,
+    [source, eventId, orderId, outcome, providerRef, reason, key, nextAction ? JSON.stringify(nextAction) : null],
+  );
+  return parseRow(OutcomeAnswer, rows[0]?.r, 'apply_payment_event()');
+}
+
+const DuePaymentRow = z.object({
+  order_id: z.string(),
+  provider: z.string(),
+  checks: z.number(),
+  key: z.string(),
+  provider_ref: z.string().nullable(),
+  state: z.enum(['PENDING', 'UNKNOWN', 'ACTION_REQUIRED']),
+  give_up: z.boolean(),
+  token: z.string().nullable(),
+  amount: z.number(),
+  currency: z.string(),
+  repeatable: z.boolean().nullable(),
+});
+
+function toDuePayment(r: z.infer<typeof DuePaymentRow>): DuePayment {
+  return {
+    orderId: r.order_id,
+    provider: r.provider,
+    checks: r.checks,
+    key: r.key,
+    providerRef: r.provider_ref,
+    state: r.state,
+    giveUp: r.give_up,
+    repeat: r.token && r.repeatable ? { token: r.token, amount: r.amount, currency: r.currency.trim() } : null,
+  };
 }
 
 export type DuePayment = {
@@ -104,7 +157,7 @@ export type DuePayment = {
  * the transition after the lookup is guarded on the order row (I6).
  */
 export async function claimDuePayments(db: Db, limit: number, leaseSeconds: number): Promise<DuePayment[]> {
-  const { rows } = await db.run<any>(
+  const { rows } = await db.run(
     `UPDATE payments p SET next_check_at = now() + make_interval(secs => $2), checks = p.checks + 1
        FROM (SELECT q.id FROM payments q JOIN orders o ON o.id = q.order_id
               WHERE q.state IN ('PENDING', 'UNKNOWN', 'ACTION_REQUIRED') AND q.next_check_at <= now() AND o.status = 'AWAITING_PAYMENT'
@@ -116,16 +169,7 @@ export async function claimDuePayments(db: Db, limit: number, leaseSeconds: numb
                p.requested_at > now() - interval '23 hours' AS repeatable`,
     [limit, leaseSeconds],
   );
-  return rows.map((r) => ({
-    orderId: r.order_id,
-    provider: r.provider,
-    checks: r.checks,
-    key: r.key,
-    providerRef: r.provider_ref,
-    state: r.state,
-    giveUp: r.give_up,
-    repeat: r.token && r.repeatable ? { token: r.token, amount: r.amount, currency: String(r.currency).trim() } : null,
-  }));
+  return parseRows(DuePaymentRow, rows, 'the due payments').map(toDuePayment);
 }
 
 /** The processor says "pending": ask again after `delaySeconds` (backoff computed by the caller), never later than the give-up time. */
@@ -143,10 +187,16 @@ export async function notePaymentRef(db: Db, key: string, providerRef: string): 
 }
 
 export type PendingCompensation = { id: number; orderId: string; provider: string; providerRef: string | null; key: string };
+const CompensationRow = z.object({
+  id: z.number(), order_id: z.string(), provider: z.string(), provider_ref: z.string().nullable(), key: z.string(),
+});
+const toCompensation = (r: z.infer<typeof CompensationRow>): PendingCompensation => ({
+  id: r.id, orderId: r.order_id, provider: r.provider, providerRef: r.provider_ref, key: r.key,
+});
 
 /** Leases pending compensations (SKIP LOCKED, short transaction); the void happens outside, then markCompensated. */
 export async function claimCompensations(db: Db, limit: number, leaseSeconds: number): Promise<PendingCompensation[]> {
-  const { rows } = await db.run<any>(
+  const { rows } = await db.run(
     `UPDATE compensations c SET lease_until = now() + make_interval(secs => $2), attempts = c.attempts + 1
        FROM (SELECT id FROM compensations
               WHERE state = 'PENDING' AND (lease_until IS NULL OR lease_until < now())
@@ -155,7 +205,7 @@ export async function claimCompensations(db: Db, limit: number, leaseSeconds: nu
      RETURNING c.id, c.order_id, c.provider, c.provider_ref, coalesce(c.payment_key, c.order_id::text) AS key`,
     [limit, leaseSeconds],
   );
-  return rows.map((r: any) => ({ id: Number(r.id), orderId: r.order_id, provider: r.provider, providerRef: r.provider_ref, key: r.key }));
+  return parseRows(CompensationRow, rows, 'the pending compensations').map(toCompensation);
 }
 
 /** The void went through: done, once (guarded on PENDING). */
@@ -169,31 +219,45 @@ export async function noteCompensationError(db: Db, id: number, error: string): 
   await db.run(`UPDATE compensations SET last_error = $2 WHERE id = $1 AND state = 'PENDING'`, [id, error.slice(0, 500)]);
 }
 
-export type BeginOrderPaymentRow =
-  | { kind: 'awaiting'; key: string; attempt: number; order: OrderRecord }
-  | { kind: 'in_flight' | 'confirmed' | 'expired' | 'final'; order: OrderRecord }
-  | { kind: 'not_found'; order: null };
+const BeginOrderPaymentAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('awaiting'), key: z.string(), attempt: z.number(), order: Order }),
+  z.object({ kind: z.enum(['in_flight', 'confirmed', 'expired', 'final']), order: Order }),
+  z.object({ kind: z.literal('not_found'), order: NoOrder }),
+]);
+export type BeginOrderPaymentRow = z.infer<typeof BeginOrderPaymentAnswer>;
 
 /** payOrder's first step (begin_order_payment, db/functions/080_checkout.sql): a new attempt on a live hold, or why not. */
 export async function beginOrderPayment(db: Db, clientId: string, orderId: string, provider: string, token: string, bounds: AttemptBounds): Promise<BeginOrderPaymentRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT begin_order_payment($1, $2::uuid, $3, $4, $5, $6, $7) AS r', [
-    clientId, orderId, provider, token, bounds.deadlineSeconds, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds,
-  ]);
-  return parse(rows[0]!.r);
+  const { rows } = await db.run(
+    `SELECT begin_order_payment(p_client_id => $1, p_order_id => $2::uuid, p_provider => $3, p_token => $4,
+                                p_deadline_seconds => $5, p_max_pending_seconds => $6, p_action_timeout_seconds => $7) AS r`,
+    [clientId, orderId, provider, token, bounds.deadlineSeconds, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds],
+  );
+  return parseRow(BeginOrderPaymentAnswer, rows[0]?.r, 'begin_order_payment()');
 }
 
-export type ConfirmOrderRow =
-  | { kind: 'confirmed' | 'replayed' | 'refund_due' | 'already_final' | 'in_flight'; order: OrderRecord }
-  | { kind: 'not_found'; order: null };
+const ConfirmOrderAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['confirmed', 'replayed', 'refund_due', 'already_final', 'in_flight']), order: Order }),
+  z.object({ kind: z.literal('not_found'), order: NoOrder }),
+]);
+export type ConfirmOrderRow = z.infer<typeof ConfirmOrderAnswer>;
 
 /** confirmOrder as one statement (confirm_order, db/functions/080_checkout.sql). */
 export async function confirmOrder(db: Db, clientId: string | null, orderId: string, reference: string): Promise<ConfirmOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT confirm_order($1, $2::uuid, $3) AS r', [clientId, orderId, reference]);
-  return parse(rows[0]!.r);
+  const { rows } = await db.run('SELECT confirm_order(p_client_id => $1, p_order_id => $2::uuid, p_reference => $3) AS r', [
+    clientId,
+    orderId,
+    reference,
+  ]);
+  return parseRow(ConfirmOrderAnswer, rows[0]?.r, 'confirm_order()');
 }
 
-export type PaymentStateName = 'PENDING' | 'UNKNOWN' | 'ACTION_REQUIRED' | 'AUTHORIZED' | 'DECLINED' | 'NOT_FOUND' | 'CANCELLED' | 'EXTERNAL';
-export type CaptureStateName = 'NONE' | 'PENDING' | 'CAPTURED' | 'EXTERNAL' | 'FAILED';
+const PAYMENT_STATES = [
+  'PENDING', 'UNKNOWN', 'ACTION_REQUIRED', 'AUTHORIZED', 'DECLINED', 'NOT_FOUND', 'CANCELLED', 'EXTERNAL',
+] as const;
+export type PaymentStateName = (typeof PAYMENT_STATES)[number];
+const CAPTURE_STATES = ['NONE', 'PENDING', 'CAPTURED', 'EXTERNAL', 'FAILED'] as const;
+export type CaptureStateName = (typeof CAPTURE_STATES)[number];
 export type PaymentView = {
   state: PaymentStateName;
   provider: string;
@@ -201,30 +265,43 @@ export type PaymentView = {
   nextAction: NextActionRow | null;
   captureState: CaptureStateName;
 };
+const PaymentRow = z.object({
+  state: z.enum(PAYMENT_STATES),
+  provider: z.string(),
+  provider_ref: z.string().nullable(),
+  next_action: NextActionRow.nullable(),
+  capture_state: z.enum(CAPTURE_STATES),
+});
+const toPaymentView = (r: z.infer<typeof PaymentRow>): PaymentView => ({
+  state: r.state, provider: r.provider, reference: r.provider_ref, nextAction: r.next_action, captureState: r.capture_state,
+});
 
 /** The latest payment attempt of one of the client's orders, as Order.payment shows it. */
 export async function latestPayment(db: Db, clientId: string | null, orderId: string): Promise<PaymentView | null> {
-  const { rows } = await db.query<any>(
-    `SELECT p.state, p.provider, p.provider_ref, p.next_action, p.capture_state,
-            EXISTS (SELECT 1 FROM caller_refunds r WHERE r.order_id = p.order_id) AS refund_due
+  const { rows } = await db.query(
+    `SELECT p.state, p.provider, p.provider_ref, p.next_action, p.capture_state
        FROM payments p JOIN orders o ON o.id = p.order_id
       WHERE p.order_id = $1::uuid AND ($2::text IS NULL OR o.client_id = $2)
       ORDER BY p.attempt DESC LIMIT 1`,
     [orderId, clientId],
   );
-  const r = rows[0];
-  if (!r) return null;
-  return { state: r.state, provider: r.provider, reference: r.provider_ref, nextAction: r.next_action ?? null, captureState: r.capture_state };
+  return rows[0] ? toPaymentView(parseRow(PaymentRow, rows[0], 'the latest payment')) : null;
 }
 
 export type DueCapture = { id: string; orderId: string; key: string; providerRef: string | null; attempts: number };
+const CaptureRow = z.object({
+  id: z.string(), order_id: z.string(), key: z.string(), provider_ref: z.string().nullable(), capture_attempts: z.number(),
+});
+const toDueCapture = (r: z.infer<typeof CaptureRow>): DueCapture => ({
+  id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref, attempts: r.capture_attempts,
+});
 
 /**
  * Leases confirmed payments to capture (SKIP LOCKED, short transaction), counting an attempt each; `orderId`: only that
  * order's (captureOrder, which also takes a capture that FAILED back to PENDING for one more try).
  */
 export async function claimCaptures(db: Db, limit: number, leaseSeconds: number, orderId: string | null): Promise<DueCapture[]> {
-  const { rows } = await db.run<any>(
+  const { rows } = await db.run(
     `UPDATE payments p SET capture_lease_until = now() + make_interval(secs => $2), capture_attempts = p.capture_attempts + 1,
                            capture_state = 'PENDING'
        FROM (SELECT q.id FROM payments q JOIN orders o ON o.id = q.order_id
@@ -236,7 +313,7 @@ export async function claimCaptures(db: Db, limit: number, leaseSeconds: number,
      RETURNING p.id, p.order_id, coalesce(p.idem_key, p.order_id::text) AS key, p.provider_ref, p.capture_attempts`,
     [limit, leaseSeconds, orderId],
   );
-  return rows.map((r) => ({ id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref, attempts: r.capture_attempts }));
+  return parseRows(CaptureRow, rows, 'the due captures').map(toDueCapture);
 }
 
 /** The capture went through: recorded once (guarded on PENDING; a cancelled order's payment is no longer PENDING). */
@@ -249,36 +326,51 @@ export async function markCaptured(db: Db, id: string): Promise<boolean> {
   return (rowCount ?? 0) > 0;
 }
 
+const CaptureFailedRow = z.object({ s: z.enum(['PENDING', 'FAILED']).nullable() });
+
 /**
  * A capture attempt failed (note_capture_failed, db/functions/050_capture.sql): tried again after a backoff, or FAILED
  * once it had `maxAttempts`. Returns the capture state after it (null: it was no longer PENDING).
  */
 export async function noteCaptureFailed(db: Db, id: string, error: string, maxAttempts: number, retrySeconds: number): Promise<'PENDING' | 'FAILED' | null> {
-  const { rows } = await db.run<{ s: 'PENDING' | 'FAILED' | null }>('SELECT note_capture_failed($1::uuid, $2, $3, $4) AS s', [id, error, maxAttempts, retrySeconds]);
-  return rows[0]?.s ?? null;
+  const { rows } = await db.run(
+    'SELECT note_capture_failed(p_id => $1::uuid, p_error => $2, p_max_attempts => $3, p_retry_seconds => $4) AS s',
+    [id, error, maxAttempts, retrySeconds],
+  );
+  return parseRow(CaptureFailedRow, rows[0], 'note_capture_failed()').s;
 }
 
-export type CancelOrderRow =
-  | { kind: 'cancelled' | 'already_cancelled' | 'not_confirmed'; order: OrderRecord }
-  | { kind: 'not_found'; order: null };
+const CancelOrderAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['cancelled', 'already_cancelled', 'not_confirmed']), order: Order }),
+  z.object({ kind: z.literal('not_found'), order: NoOrder }),
+]);
+export type CancelOrderRow = z.infer<typeof CancelOrderAnswer>;
 
 /** cancelOrder as one statement (cancel_confirmed_order, db/functions/080_checkout.sql). */
 export async function cancelConfirmedOrder(db: Db, orderId: string, restock: boolean, reason: string | null): Promise<CancelOrderRow> {
-  const { rows } = await db.run<{ r: any }>('SELECT cancel_confirmed_order($1::uuid, $2, $3) AS r', [orderId, restock, reason]);
-  return parse(rows[0]!.r);
+  const { rows } = await db.run('SELECT cancel_confirmed_order(p_order_id => $1::uuid, p_restock => $2, p_reason => $3) AS r', [
+    orderId,
+    restock,
+    reason,
+  ]);
+  return parseRow(CancelOrderAnswer, rows[0]?.r, 'cancel_confirmed_order()');
 }
+
+const CaptureStateRow = z.object({ capture_state: z.string() });
 
 /** The capture state of an order's confirmed payment (captureOrder's answer), null when it has none. */
 export async function captureStateOf(db: Db, orderId: string): Promise<string | null> {
-  const { rows } = await db.query<{ capture_state: string }>(
+  const { rows } = await db.query(
     `SELECT capture_state FROM payments WHERE order_id = $1::uuid AND state IN ('AUTHORIZED', 'EXTERNAL') ORDER BY attempt DESC LIMIT 1`,
     [orderId],
   );
-  return rows[0]?.capture_state ?? null;
+  return rows[0] ? parseRow(CaptureStateRow, rows[0], 'the capture state').capture_state : null;
 }
+
+const OrderIdRow = z.object({ order_id: z.string() });
 
 /** The order a processor payment id belongs to (events that name only the payment, e.g. Stripe's charge.refunded). */
 export async function orderIdByProviderRef(db: Db, providerRef: string): Promise<string | null> {
-  const { rows } = await db.query<{ order_id: string }>(`SELECT order_id FROM payments WHERE provider_ref = $1 ORDER BY attempt DESC LIMIT 1`, [providerRef]);
-  return rows[0]?.order_id ?? null;
+  const { rows } = await db.query(`SELECT order_id FROM payments WHERE provider_ref = $1 ORDER BY attempt DESC LIMIT 1`, [providerRef]);
+  return rows[0] ? parseRow(OrderIdRow, rows[0], 'the order of a payment').order_id : null;
 }

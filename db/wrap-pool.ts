@@ -1,7 +1,9 @@
+// The database handle every store takes (Db): a pg-compatible pool with the retrying statement and transaction helpers.
 // No runtime import of `pg` here: the worker bundle reaches this file and must not pull in node-postgres.
 import type pg from 'pg';
 import { withRetry, type RetryOptions } from './retry.js';
 
+// Rows are typed as pg types them (`any` unless told): the stores read no row without its schema (db/rows.ts).
 export type Queryable = {
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 };
@@ -28,8 +30,8 @@ export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
   pool.on('error', () => {});
   return {
     pool,
-    query: (text, values) => pool.query(text, values as any[]),
-    run: (text, values, opts) => withRetry(() => pool.query(text, values as any[]), { ...retry, ...opts }),
+    query: (text, values) => pool.query(text, values),
+    run: (text, values, opts) => withRetry(() => pool.query(text, values), { ...retry, ...opts }),
     transaction: (fn) =>
       withRetry(async () => {
         const client = await pool.connect();

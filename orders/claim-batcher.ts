@@ -1,37 +1,117 @@
-/**
- * Natural batching of claims for one SKU: a request goes out at once when nothing is in flight for its SKU; requests
- * arriving meanwhile wait and go together in the next batch (one transaction, one commit). No timers, so an idle
- * SKU pays no latency, and a hot SKU's throughput is no longer one commit flush per order.
- */
-export type BatchRunner<Req, Res> = (requests: Req[]) => Promise<Res[]>;
+// placeOrder's claims, alone or coalesced per SKU: a claim goes out at once when nothing is in flight for its SKU;
+// claims arriving meanwhile wait and go together in the next batch (one transaction, one commit). No timers, so an
+// idle SKU pays no latency, and a hot SKU's throughput is not one commit flush per order. The batcher is given what a
+// batch does as data (ClaimWork) and runs it itself (placeClaims): one place_order, or one place_orders per batch.
+import type { Db } from '../db/pool.js';
+import * as store from '../db/orders-store.js';
+import { retryReason } from '../db/retry.js';
+import { UnexpectedRowError } from '../db/rows.js';
+import type { Metrics } from '../common/metrics.js';
 
+/** One order's claim: its place_order arguments without what a whole batch shares. */
+export type Claim = store.BatchedOrderArgs;
+
+/** What every claim of one host shares: the database, the hold and key settings, and where timings go. */
+export type ClaimWork = {
+  db: Db;
+  metrics: Metrics;
+  holdTtlSeconds: number;
+  retentionHours: number;
+  /** active holds per buyer (I14); 0: no limit */
+  maxActiveHolds: number;
+};
+
+export type ClaimBatcherOptions = {
+  /** false (CLAIM_BATCHING=off): every claim alone, so races are decided by PostgreSQL alone */
+  batching: boolean;
+  /** batches of one SKU in flight at once (CLAIM_BATCHES_IN_FLIGHT) */
+  maxInFlight: number;
+};
+
+/** SQLSTATEs of a database that is stuck or overloaded, not of a bad request: 55P03 lock_timeout, 57014 statement_timeout. */
+const ENVIRONMENT_FAILURES = new Set(['55P03', '57014']);
+
+/**
+ * Whether a failed batch is worth repeating one claim at a time to find the faulty one. Lock and statement timeouts,
+ * lost connections and answers of an unknown shape concern every claim alike: then the whole batch fails at once.
+ */
+const isOneClaimsFault = (err: unknown) =>
+  !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) && !retryReason(err) && !(err instanceof UnexpectedRowError);
+
+/**
+ * A host's claims: `claimOrder(batcher, claim)` sends each one alone or with others of its SKU.
+ * @example const batcher = createClaimBatcher({ db, metrics, holdTtlSeconds: 600, retentionHours: 24, maxActiveHolds: 5 }, { batching: true, maxInFlight: 1 })
+ */
+export function createClaimBatcher(work: ClaimWork, options: ClaimBatcherOptions) {
+  const lanes = createBatchLanes<Claim, store.PlaceOrderRow>((claims) => placeClaims(work, claims), {
+    maxInFlight: options.maxInFlight,
+    onBatch: (n) => work.metrics.claimBatchSize.observe(n),
+    isolate: isOneClaimsFault,
+  });
+  return { work, batching: options.batching, submit: lanes };
+}
+export type ClaimBatcher = ReturnType<typeof createClaimBatcher>;
+
+/**
+ * Claims one order: with the others of its SKU when it can share a transaction (one line, no payment, batching on),
+ * else alone. An order with a payment keeps its key PROCESSING through the payment step, so it never shares a batch.
+ */
+export async function claimOrder(batcher: ClaimBatcher, claim: Claim): Promise<store.PlaceOrderRow> {
+  if (batcher.batching && claim.lines.length === 1 && !claim.payment)
+    return batcher.submit(claim.lines[0]!.sku, JSON.stringify([claim.clientId, claim.customerId, claim.key]), claim);
+  const [row] = await placeClaims(batcher.work, [claim]);
+  return row!;
+}
+
+/** One batch in one transaction: place_order for a batch of one, place_orders for more; timed, retries included. */
+export async function placeClaims(work: ClaimWork, claims: Claim[]): Promise<store.PlaceOrderRow[]> {
+  const stop = work.metrics.claimSeconds.startTimer();
+  try {
+    if (claims.length === 1) {
+      const shared = { holdTtlSeconds: work.holdTtlSeconds, retentionHours: work.retentionHours, maxActiveHolds: work.maxActiveHolds };
+      return [await store.placeOrder(work.db, { ...claims[0]!, ...shared })];
+    }
+    return await store.placeOrders(work.db, claims, work.holdTtlSeconds, work.retentionHours, work.maxActiveHolds);
+  } finally {
+    stop();
+  }
+}
+
+export type BatchRunner<Req, Res> = (requests: Req[]) => Promise<Res[]>;
 type Item<Req, Res> = { req: Req; dedupe: string; resolve: (r: Res) => void; reject: (e: unknown) => void };
 type Lane<Req, Res> = { waiting: Item<Req, Res>[]; inFlight: number };
 
-export function createClaimBatcher<Req, Res>(opts: {
-  run: BatchRunner<Req, Res>;
-  maxBatch?: number;
-  /**
-   * Batches of one lane that may be in flight at once (default 1). More than one lets PostgreSQL prepare the next
-   * batch (key rows, orders: no inventory lock) while the previous one holds the SKU's row, and lets this process
-   * answer one batch while the database works on the next.
-   */
-  maxInFlight?: number;
-  onBatch?: (size: number) => void;
-  /**
-   * Whether a failed batch should be repeated one request at a time to find the faulty one (a data error). For a
-   * failure of the environment (lock or statement timeout, lost database) repeating alone would only wait again,
-   * once per request, while the lane is blocked: then every request of the batch fails at once. Default: always.
-   */
-  isolate?: (err: unknown) => boolean;
-}) {
+/**
+ * The queue under the claim batcher, one lane per key (the SKU): `submit(lane, dedupe, req)` answers `req` from the
+ * batch it went out in. Two requests with the same `dedupe` (idempotency scope) never share a batch.
+ * @example const submit = createBatchLanes(run); await submit('SKU-1', 'client/customer/key', req)
+ */
+export function createBatchLanes<Req, Res>(
+  run: BatchRunner<Req, Res>,
+  opts: {
+    maxBatch?: number;
+    /**
+     * Batches of one lane that may be in flight at once (default 1). More than one lets PostgreSQL prepare the next
+     * batch (key rows, orders: no inventory lock) while the previous one holds the SKU's row, and lets this process
+     * answer one batch while the database works on the next.
+     */
+    maxInFlight?: number;
+    onBatch?: (size: number) => void;
+    /**
+     * Whether a failed batch should be repeated one request at a time to find the faulty one (a data error). For a
+     * failure of the environment (lock or statement timeout, lost database) repeating alone would only wait again,
+     * once per request, while the lane is blocked: then every request of the batch fails at once. Default: always.
+     */
+    isolate?: (err: unknown) => boolean;
+  } = {},
+) {
   const maxBatch = opts.maxBatch ?? 64;
   const maxInFlight = Math.max(1, opts.maxInFlight ?? 1);
   const lanes = new Map<string, Lane<Req, Res>>();
 
   async function runAlone(item: Item<Req, Res>) {
     try {
-      const [res] = await opts.run([item.req]);
+      const [res] = await run([item.req]);
       item.resolve(res!);
     } catch (err) {
       item.reject(err);
@@ -53,7 +133,7 @@ export function createClaimBatcher<Req, Res>(opts: {
     lane.inFlight++;
     try {
       opts.onBatch?.(batch.length);
-      const results = await opts.run(batch.map((b) => b.req));
+      const results = await run(batch.map((b) => b.req));
       batch.forEach((b, i) => b.resolve(results[i]!));
     } catch (err) {
       // One request's fault must not fail its neighbours: repeat each alone, so only the faulty one sees the error.

@@ -37,34 +37,38 @@ function checkFirst(first: number | null | undefined): Result<number> {
 }
 
 /**
- * @example const pages = createPages({ db, findProducts }); await pages.catalog({ first: 20 })
+ * catalog(first, after): products in SKU order, a Relay connection.
+ * @example await catalogPage({ db }, { first: 20 })
  */
-export function createPages(deps: { db: Db; findProducts: (skus: string[]) => Promise<(Product | null)[]> }) {
-  return {
-    async catalog(args: { first?: number | null; after?: string | null }): Promise<Result<Page<Product>>> {
-      const first = checkFirst(args.first);
-      if (!first.ok) return first;
-      const after = args.after ? decode(args.after, 1) : null;
-      if (args.after && !after) return failed('INVALID_INPUT', 'after is not a cursor this API gave out', ['after']);
-      const skus = await catalogStore.pageSkus(deps.db, after?.[0] ?? null, first.value + 1);
-      const products = (await deps.findProducts(skus)).filter((p): p is Product => p !== null);
-      return { ok: true, value: page(products, first.value, (p) => encode([p.sku])) };
-    },
-    /** `clientId` null: every client's orders (admin). */
-    async orders(clientId: string | null, args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null }): Promise<Result<Page<OrderRecord>>> {
-      const first = checkFirst(args.first);
-      if (!first.ok) return first;
-      const after = args.after ? decode(args.after, 2) : null;
-      if (args.after && (!after || !isUuid(after[1]!) || Number.isNaN(Date.parse(after[0]!))))
-        return failed('INVALID_INPUT', 'after is not a cursor this API gave out', ['after']);
-      // no order has a customer with a NUL character (placeOrder refuses one): nothing to find, and no query to fail
-      if (args.customerId?.includes('\u0000')) return { ok: true, value: page([], first.value, () => '') };
-      const rows = await ordersStore.pageOrders(deps.db, {
-        clientId, customerId: args.customerId ?? null, status: args.status ?? null,
-        after: after ? { createdAt: after[0]!, id: after[1]! } : null, limit: first.value + 1,
-      });
-      return { ok: true, value: page(rows, first.value, (o) => encode([o.cursorKey.createdAt, o.cursorKey.id])) };
-    },
-  };
+export async function catalogPage(deps: { db: Db }, args: { first?: number | null; after?: string | null }): Promise<Result<Page<Product>>> {
+  const first = checkFirst(args.first);
+  if (!first.ok) return first;
+  const after = args.after ? decode(args.after, 1) : null;
+  if (args.after && !after) return failed('INVALID_INPUT', 'after is not a cursor this API gave out', ['after']);
+  const skus = await catalogStore.pageSkus(deps.db, after?.[0] ?? null, first.value + 1);
+  const products = (await catalogStore.findProducts(deps.db, skus)).filter((p): p is Product => p !== null);
+  return { ok: true, value: page(products, first.value, (p) => encode([p.sku])) };
 }
-export type Pages = ReturnType<typeof createPages>;
+
+/**
+ * orders(customerId, status, first, after): a client's orders newest first (`clientId` null: every client's, admin).
+ * @example await ordersPage({ db }, 'shop', { first: 20 })
+ */
+export async function ordersPage(
+  deps: { db: Db },
+  clientId: string | null,
+  args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null },
+): Promise<Result<Page<OrderRecord>>> {
+  const first = checkFirst(args.first);
+  if (!first.ok) return first;
+  const after = args.after ? decode(args.after, 2) : null;
+  if (args.after && (!after || !isUuid(after[1]!) || Number.isNaN(Date.parse(after[0]!))))
+    return failed('INVALID_INPUT', 'after is not a cursor this API gave out', ['after']);
+  // no order has a customer with a NUL character (placeOrder refuses one): nothing to find, and no query to fail
+  if (args.customerId?.includes('\u0000')) return { ok: true, value: page([], first.value, () => '') };
+  const rows = await ordersStore.pageOrders(deps.db, {
+    clientId, customerId: args.customerId ?? null, status: args.status ?? null,
+    after: after ? { createdAt: after[0]!, id: after[1]! } : null, limit: first.value + 1,
+  });
+  return { ok: true, value: page(rows, first.value, (o) => encode([o.cursorKey.createdAt, o.cursorKey.id])) };
+}

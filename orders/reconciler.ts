@@ -1,5 +1,7 @@
+// The reconciler: decides AWAITING_PAYMENT orders past their deadline by asking the processor (I7).
 import type { Db } from '../db/pool.js';
 import * as store from '../db/payments-store.js';
+import { UnexpectedRowError } from '../db/rows.js';
 import type { LookupStatus, NextAction, Processor } from '../payments/processor.js';
 import type { Metrics } from '../common/metrics.js';
 import { compensateOnce } from './compensations.js';
@@ -93,8 +95,9 @@ export async function reconcileOnce(deps: ReconcilerDeps, opts: ReconcilerOption
           }
           const outcome = status === 'succeeded' ? 'approved' : status === 'failed' ? 'declined' : 'not_found';
           await apply(p, outcome, ref, status === 'failed' ? 'declined at the processor (reconciled)' : null);
-        } catch {
+        } catch (err) {
           count('errors'); // the lease runs out and the next pass asks again
+          if (err instanceof UnexpectedRowError) throw err; // the code's fault, not this payment's: the loop logs it
         }
       }),
     );

@@ -10,11 +10,11 @@ function valueOf<T>(r: Result<T>): T {
 }
 
 export async function catalog(ctx: Context, args: { first?: number | null; after?: string | null }) {
-  return valueOf(await ctx.orders.pages.catalog(args));
+  return valueOf(await ctx.orders.catalogPage(args));
 }
 
 /** A storefront sees its own client's orders; an admin sees every client's. */
 export async function orders(ctx: Context, args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null }) {
   requireRole(ctx, 'Query.orders');
-  return valueOf(await ctx.orders.pages.orders(ctx.caller.role === 'admin' ? null : ctx.caller.clientId, args));
+  return valueOf(await ctx.orders.ordersPage(ctx.caller.role === 'admin' ? null : ctx.caller.clientId, args));
 }

@@ -30,7 +30,7 @@ export const toAvailability = (e: AvailabilityEvent): Availability => ({
   sku: e.sku,
   available: e.available,
   soldOut: e.soldOut,
-  version: Number(e.version),
+  version: e.version,
   updatedAt: new Date(e.updatedAt),
 });
 
@@ -38,20 +38,22 @@ export const toAvailability = (e: AvailabilityEvent): Availability => ({
  * An order's events, only for the API client that owns it: the event names its client, compared with the caller's. A
  * public key (every browser shares its client) must also present the order's token, checked before it listens.
  */
-export async function orderStatusChanged(ctx: Context, orderId: string, token?: string | null): Promise<AsyncIterable<OrderStatusEvent>> {
+export async function orderStatusChanged(ctx: Context, orderId: string, token?: string | null): Promise<AsyncIterable<WithOrder>> {
   requireRole(ctx, 'Subscription.orderStatusChanged');
   if (needsOrderToken(ctx.caller) && !(await ctx.orders.getOrder(ctx.caller, orderId, token)))
     throw createGraphQLError('no such order (a public key needs the order\'s token)', { extensions: { code: 'NOT_FOUND' } });
   const clientId = ctx.caller.clientId;
   return pipe(
     liveOf(ctx).subscribe('order_status', orderId),
-    filter((e: OrderStatusEvent) => e.clientId === clientId && e.order != null),
+    filter((e: OrderStatusEvent): e is WithOrder => e.clientId === clientId && e.order != null),
   );
 }
 
-// One event object is shared by every local subscriber of its channel: map it to an Order once, not once each.
+type WithOrder = OrderStatusEvent & { order: NonNullable<OrderStatusEvent['order']> };
+
+// One event object is shared by every local subscriber of its topic: map it to an Order once, not once each.
 const orders = new WeakMap<OrderStatusEvent, OrderRecord>();
-export function orderFromEvent(e: OrderStatusEvent): OrderRecord {
+export function orderFromEvent(e: WithOrder): OrderRecord {
   let o = orders.get(e);
   if (!o) orders.set(e, (o = toOrder(e.order)));
   return o;

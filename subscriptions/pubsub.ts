@@ -1,11 +1,11 @@
+// The pubsub subscriptions listen on: in-process, or on Redis so every instance hears every instance's events.
 import type { RedisClients } from './redis.js';
-import { channelFanout, type FanoutStats } from './channel-fanout.js';
-import { redisChannelSource } from './redis-channels.js';
+import { topicFanout, type FanoutStats } from './topic-fanout.js';
+import { redisTopicSource } from './redis-topics.js';
+import type { AvailabilityEvent, OrderStatusEvent } from '../db/outbox-store.js';
 
-/** An availability event, exactly as emit_availability() wrote it into the outbox. */
-export type AvailabilityEvent = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: string };
-/** An order-status event: the outbox payload plus the order as the API shows it, read once by the relay. */
-export type OrderStatusEvent = { orderId: string; clientId: string; status: string; updatedAt: string; order: unknown };
+/** The events of the outbox as the relay reads them (db/outbox-store.ts). */
+export type { AvailabilityEvent, OrderStatusEvent };
 
 type Topics = { availability: AvailabilityEvent; order_status: OrderStatusEvent };
 export type Topic = keyof Topics;
@@ -19,55 +19,55 @@ export type LivePubSub = {
   /** events of several keys of one topic as one stream (e.g. availabilityChanged(skus)) */
   subscribeMany<T extends Topic>(topic: T, keys: string[]): AsyncIterable<Topics[T]>;
   /**
-   * what this process holds for its subscribers (diagnostics; the memory test reads it), and `unacknowledged`: channels
+   * what this process holds for its subscribers (diagnostics; the memory test reads it), and `unacknowledged`: topics
    * whose SUBSCRIBE or UNSUBSCRIBE Redis has not answered yet (0 without Redis)
    */
   stats(): FanoutStats & { unacknowledged: number };
 };
 
 /**
- * In-process pubsub, or, given Redis, the same API on Redis channels so an event published by any instance reaches
- * subscribers on every instance. Channels are `<prefix><topic>:<key>`. Either way each channel has one listener in
- * this process (subscribed on Redis many channels per command: redis-channels.ts), fanned out to its local
- * subscriptions (channel-fanout.ts); each event is serialized once per PUBLISH and parsed once per receiving process,
- * then shared by its local subscribers.
+ * In-process pubsub, or, given Redis, the same API on Redis pubsub so an event published by any instance reaches
+ * subscribers on every instance. Each (topic, key) is a topic of its own, `<prefix><topic>:<key>` (on Redis, the
+ * channel name PUBLISH and SUBSCRIBE take). Either way each topic has one listener in this process (subscribed on Redis
+ * many topics per command: redis-topics.ts), fanned out to its local subscriptions (topic-fanout.ts); each event is
+ * serialized once per PUBLISH and parsed once per receiving process, then shared by its local subscribers.
  */
 export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string } = {}): LivePubSub {
   const prefix = opts.redis?.prefix ?? opts.prefix ?? '';
   const redis = opts.redis;
-  // SUBSCRIBE/UNSUBSCRIBE many channels per command, gathered per turn of the event loop (redis-channels.ts)
-  const source = redis && redisChannelSource(redis.subscriber);
-  const fanout = channelFanout(source);
-  redis?.subscriber.on('message', (channel: string, message: string) => {
+  // SUBSCRIBE/UNSUBSCRIBE many topics per command, gathered per turn of the event loop (redis-topics.ts)
+  const source = redis && redisTopicSource(redis.subscriber);
+  const fanout = topicFanout(source);
+  redis?.subscriber.on('message', (topic: string, message: string) => {
     let event: unknown;
     try {
       event = JSON.parse(message);
     } catch {
-      return; // not ours: every publisher on these channels writes JSON
+      return; // not ours: every publisher on these topics writes JSON
     }
-    fanout.deliver(channel, event);
+    fanout.deliver(topic, event);
   });
-  const channel = (topic: Topic, key: string) => `${prefix}${topic}:${key}`;
+  const topicOf = (topic: Topic, key: string) => `${prefix}${topic}:${key}`;
 
   return {
     async publish(topic, key, event) {
       // awaited on Redis: the relay marks a row published only after PUBLISH was acknowledged
-      if (redis) await redis.command.publish(channel(topic, key), JSON.stringify(event));
-      else fanout.deliver(channel(topic, key), event);
+      if (redis) await redis.command.publish(topicOf(topic, key), JSON.stringify(event));
+      else fanout.deliver(topicOf(topic, key), event);
     },
     async publishMany(events) {
       if (!redis) {
-        for (const e of events) fanout.deliver(channel(e.topic, e.key), e.event);
+        for (const e of events) fanout.deliver(topicOf(e.topic, e.key), e.event);
         return;
       }
       const pipe = redis.command.pipeline();
-      for (const e of events) pipe.publish(channel(e.topic, e.key), JSON.stringify(e.event));
+      for (const e of events) pipe.publish(topicOf(e.topic, e.key), JSON.stringify(e.event));
       const results = (await pipe.exec()) ?? [];
       const failed = results.find(([err]) => err);
       if (failed || results.length !== events.length) throw failed?.[0] ?? new Error('redis pipeline returned no results');
     },
-    subscribe: (topic, key) => fanout.stream([channel(topic, key)]) as any,
-    subscribeMany: (topic, keys) => fanout.stream([...new Set(keys)].map((k) => channel(topic, k))) as any,
+    subscribe: <T extends Topic>(topic: T, key: string) => fanout.stream<Topics[T]>([topicOf(topic, key)]),
+    subscribeMany: <T extends Topic>(topic: T, keys: string[]) => fanout.stream<Topics[T]>([...new Set(keys)].map((k) => topicOf(topic, k))),
     stats: () => ({ ...fanout.stats(), unacknowledged: source?.unacknowledged() ?? 0 }),
   };
 }

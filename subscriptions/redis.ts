@@ -1,3 +1,4 @@
+// The two Redis connections a Node process opens: one for commands (cache, PUBLISH), one in subscriber mode (pubsub).
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../common/metrics.js';
@@ -5,7 +6,7 @@ import type { Metrics } from '../common/metrics.js';
 export type RedisClients = {
   /** commands (cache reads/writes, PUBLISH): fail fast while Redis is down instead of queueing */
   command: Redis;
-  /** SUBSCRIBE only: ioredis re-subscribes every channel by itself after a reconnect */
+  /** SUBSCRIBE only: ioredis re-subscribes every topic by itself after a reconnect */
   subscriber: Redis;
   prefix: string;
   isUp: () => boolean;

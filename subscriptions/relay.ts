@@ -4,7 +4,7 @@ import type { Db } from '../db/pool.js';
 import { listenOutbox, publishOutboxBatch, type OutboxEvent } from '../db/outbox-store.js';
 import type { Metrics } from '../common/metrics.js';
 import type { ProductCache } from './availability-cache.js';
-import type { AvailabilityEvent, LivePubSub } from './pubsub.js';
+import type { LivePubSub } from './pubsub.js';
 
 export type RelayDeps = {
   db: Db;
@@ -23,13 +23,7 @@ export type RelayDeps = {
  */
 function toMessages(events: OutboxEvent[]): Parameters<LivePubSub['publishMany']>[0] {
   const out: Parameters<LivePubSub['publishMany']>[0] = [];
-  for (const e of events) {
-    if (e.topic === 'availability') out.push({ topic: 'availability', key: e.aggregateKey, event: e.payload as AvailabilityEvent });
-    else if (e.topic === 'order_status') {
-      const p = e.payload as { orderId: string; clientId: string; status: string; updatedAt: string };
-      out.push({ topic: 'order_status', key: e.aggregateKey, event: { ...p, order: e.order } });
-    }
-  }
+  for (const e of events) if (e.message) out.push({ ...e.message, key: e.aggregateKey });
   return out;
 }
 
@@ -48,9 +42,8 @@ export async function relayOnce(deps: RelayDeps): Promise<number> {
       for (const e of events) deps.metrics.outboxPublished.inc({ topic: e.topic });
       if (deps.cache) {
         // the cache follows the events it has seen; a failure here only shortens its life to the TTL
-        await Promise.all(
-          events.filter((e) => e.topic === 'availability').map((e) => deps.cache!.applyAvailability(e.payload as AvailabilityEvent)),
-        );
+        const cache = deps.cache;
+        await Promise.all(events.map((e) => (e.message?.topic === 'availability' ? cache.applyAvailability(e.message.event) : undefined)));
       }
     });
     total += n;

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createClaimBatcher } from '../orders/claim-batcher.js';
+import { createBatchLanes } from '../orders/claim-batcher.js';
 import { startTestApp } from './support/app.js';
-import { placeOrdersAnswers, toOrder } from '../db/orders-store.js';
+import { placeOrdersAnswers, toOrder, OrderDocument } from '../db/orders-store.js';
 
 type BatchRequest = { customerId: string; lines: { sku: string; quantity: number }[] };
 /** place_orders itself (no retry: a deadlock would surface), its answers read as the server reads them */
 const placeBatch = async (batch: BatchRequest[], maxHolds = 0) =>
-  placeOrdersAnswers(batch, (await t.db.query(`SELECT place_orders($1::jsonb, 600, 24, $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r) as any[];
+  placeOrdersAnswers(batch, (await t.db.query(`SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => 600, p_retention_hours => 24, p_max_holds => $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r) as any[];
 
-// The batcher is a pure concurrency utility: these first cases drive it with a recording runner (no database involved).
+// The batcher's lanes are a pure concurrency utility: these first cases drive them with a recording runner (no database).
 function recorder(fail?: (req: number) => boolean) {
   const batches: number[][] = [];
   const run = async (reqs: number[]) => {
@@ -23,7 +23,7 @@ function recorder(fail?: (req: number) => boolean) {
 describe('claim batcher', () => {
   it('sends a lone request at once and coalesces the ones that arrive while a batch is in flight', async () => {
     const { batches, run } = recorder();
-    const submit = createClaimBatcher({ run });
+    const submit = createBatchLanes(run);
     const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => submit('SKU', `k${n}`, n)));
     expect(answers).toEqual([10, 20, 30, 40, 50]);
     expect(batches).toEqual([[1], [2, 3, 4, 5]]);
@@ -31,7 +31,7 @@ describe('claim batcher', () => {
 
   it('with maxInFlight 2, sends the next batch while one is in flight and coalesces behind both', async () => {
     const { batches, run } = recorder();
-    const submit = createClaimBatcher({ run, maxInFlight: 2 });
+    const submit = createBatchLanes(run, { maxInFlight: 2 });
     const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => submit('SKU', `k${n}`, n)));
     expect(answers).toEqual([10, 20, 30, 40, 50]);
     expect(batches).toEqual([[1], [2], [3, 4, 5]]);
@@ -39,28 +39,28 @@ describe('claim batcher', () => {
 
   it('keeps lanes (SKUs) apart', async () => {
     const { batches, run } = recorder();
-    const submit = createClaimBatcher({ run });
+    const submit = createBatchLanes(run);
     await Promise.all([submit('A', 'a1', 1), submit('B', 'b1', 2), submit('A', 'a2', 3), submit('B', 'b2', 4)]);
     expect(batches).toEqual([[1], [2], [3], [4]]);
   });
 
   it('never puts two requests with the same idempotency scope in one batch', async () => {
     const { batches, run } = recorder();
-    const submit = createClaimBatcher({ run });
+    const submit = createBatchLanes(run);
     await Promise.all([submit('S', 'x', 1), submit('S', 'same', 2), submit('S', 'same', 3), submit('S', 'y', 4)]);
     expect(batches).toEqual([[1], [2, 4], [3]]);
   });
 
   it('caps a batch at maxBatch', async () => {
     const { batches, run } = recorder();
-    const submit = createClaimBatcher({ run, maxBatch: 2 });
+    const submit = createBatchLanes(run, { maxBatch: 2 });
     await Promise.all([1, 2, 3, 4, 5, 6].map((n) => submit('S', `k${n}`, n)));
     expect(batches.map((b) => b.length)).toEqual([1, 2, 2, 1]);
   });
 
   it('fails a whole batch at once when the failure is not one request\'s (isolate says no)', async () => {
     const { batches, run } = recorder((r) => r === 3);
-    const submit = createClaimBatcher({ run, isolate: () => false });
+    const submit = createBatchLanes(run, { isolate: () => false });
     const settled = await Promise.allSettled([1, 2, 3, 4].map((n) => submit('S', `k${n}`, n)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'rejected']);
     expect(batches).toEqual([[1], [2, 3, 4]]);
@@ -68,7 +68,7 @@ describe('claim batcher', () => {
 
   it('isolates a fault: the batch is repeated one by one and only the faulty request fails', async () => {
     const { batches, run } = recorder((r) => r === 3);
-    const submit = createClaimBatcher({ run });
+    const submit = createBatchLanes(run);
     const settled = await Promise.allSettled([1, 2, 3, 4].map((n) => submit('S', `k${n}`, n)));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
@@ -152,7 +152,7 @@ describe('place_orders set-based sales', () => {
     // every answer's order, built from short answers or read whole, is the document order_json reads back, field for field
     for (const a of answers) {
       const { rows: stored } = await t.db.query(`SELECT order_json($1::uuid) AS j`, [a.order.id]);
-      expect(a.order).toEqual(toOrder(stored[0].j));
+      expect(a.order).toEqual(toOrder(OrderDocument.parse(stored[0].j)));
     }
     expect(await t.inventory('SET-1')).toEqual({ available: 0, reserved: 3, sold: 0 });
     // what the database says matches every answer: statuses, reservations, key rows

@@ -14,7 +14,7 @@ import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
 import { clientIpOf } from '../common/client-ip.js';
 import { Redis } from 'ioredis';
 import { connectRedis } from '../subscriptions/redis.js';
-import { CHANNELS_PER_COMMAND } from '../subscriptions/redis-channels.js';
+import { TOPICS_PER_COMMAND } from '../subscriptions/redis-topics.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
 import { DEFAULTS } from '../kit/config-defaults.js';
 
@@ -42,7 +42,7 @@ const AVAILABILITY = `subscription($skus: [String!]!) { availabilityChanged(skus
 type Diagnostics = {
   gcForced: boolean;
   heapUsedBytes: number;
-  pubsub: { channels: number; listeners: number; streams: number; unacknowledged: number };
+  pubsub: { topics: number; listeners: number; streams: number; unacknowledged: number };
   graphqlWs: { sockets: number; subscriptions: number; sharedExecutions: number };
 };
 async function diagnostics(): Promise<Diagnostics> {
@@ -140,7 +140,7 @@ describe('graphql-ws on the real server', () => {
       for (const s of all) s.ws.close();
       await Promise.all(all.map((s) => s.closed));
       // closed means Redis has answered the UNSUBSCRIBEs too (with REDIS_URL): until then the subscriber connection
-      // rightly holds those channels (ioredis' subscription set and the commands in flight)
+      // rightly holds those topics (ioredis' subscription set and the commands in flight)
       const released = (d: Diagnostics) =>
         d.graphqlWs.sockets === 0 && d.graphqlWs.subscriptions === 0 && d.pubsub.listeners === 0 && d.graphqlWs.sharedExecutions === 0 && d.pubsub.unacknowledged === 0;
       return until('everything released', released);
@@ -152,7 +152,7 @@ describe('graphql-ws on the real server', () => {
 
     const all = await open(SOCKETS_PER_CLIENT, 100, 'M'); // 20 sockets x 100 = 2,000 subscriptions, 200,000 (subscription, SKU) pairs
     const peak = await until('2,000 subscriptions registered', (d) => d.graphqlWs.subscriptions === 2000 && d.pubsub.listeners === 200_000 && d.pubsub.unacknowledged === 0);
-    expect(peak.pubsub).toEqual({ channels: 200_000, listeners: 200_000, streams: 2000, unacknowledged: 0 });
+    expect(peak.pubsub).toEqual({ topics: 200_000, listeners: 200_000, streams: 2000, unacknowledged: 0 });
     const grew = (peak.heapUsedBytes - baseline.heapUsedBytes) / MB;
     // bounded per pair: one Set entry per (subscription, SKU), not a repeater and an EventTarget listener each
     // (which held ~3.7 KB per pair: 2,000 x 100 took the heap up by ~730 MB)
@@ -211,10 +211,10 @@ describe('graphql-ws sockets of a public key', () => {
 });
 
 describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
-  it(`subscribes a subscription's SKUs many channels per SUBSCRIBE / UNSUBSCRIBE (not one command per SKU), and still delivers`, async () => {
+  it(`subscribes a subscription's SKUs many topics per SUBSCRIBE / UNSUBSCRIBE (not one command per SKU), and still delivers`, async () => {
     const prefix = uniquePrefix('wsb');
     const redis = connectRedis(REDIS_URL, prefix, pino({ level: 'silent' }), createMetrics());
-    // every command Redis runs with one of our channels, in the order it ran them
+    // every command Redis runs with one of our topics, in the order it ran them
     const monitor = await new Redis(REDIS_URL).monitor();
     const seen: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -231,7 +231,7 @@ describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
       return seen.splice(0).filter((a) => a[0]!.toLowerCase() !== 'publish');
     };
     const SUBSCRIPTIONS = 100;
-    const SKUS = 100; // 10,000 (subscription, SKU) pairs: 10,000 SUBSCRIBE and 10,000 UNSUBSCRIBE commands one per channel
+    const SKUS = 100; // 10,000 (subscription, SKU) pairs: 10,000 SUBSCRIBE and 10,000 UNSUBSCRIBE commands one per topic
     try {
       const streams = Array.from({ length: SUBSCRIPTIONS }, (_, i) =>
         pubsub.subscribeMany('availability', Array.from({ length: SKUS }, (_, j) => `B${i}x${j}`))[Symbol.asyncIterator](),
@@ -242,14 +242,14 @@ describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
       expect(subscribed.every((a) => a[0]!.toLowerCase() === 'subscribe')).toBe(true);
       expect(new Set(subscribed.flatMap((a) => a.slice(1))).size).toBe(SUBSCRIPTIONS * SKUS);
       expect(subscribed.length).toBeLessThanOrEqual(SUBSCRIPTIONS);
-      expect(Math.max(...subscribed.map((a) => a.length - 1))).toBeLessThanOrEqual(CHANNELS_PER_COMMAND);
+      expect(Math.max(...subscribed.map((a) => a.length - 1))).toBeLessThanOrEqual(TOPICS_PER_COMMAND);
 
-      // Redis delivers to the batched channels
+      // Redis delivers to the batched topics
       const event = { sku: 'B7x42', available: 3, soldOut: false, version: 9, updatedAt: new Date(0).toISOString() };
       await pubsub.publish('availability', 'B7x42', event);
       expect((await first[7]!).value).toEqual(event);
 
-      // a channel dropped and taken again in the same turn costs no command, and stays subscribed
+      // a topic dropped and taken again in the same turn costs no command, and stays subscribed
       const again = streams[3]!;
       await again.return?.();
       const taken = pubsub.subscribeMany('availability', Array.from({ length: SKUS }, (_, j) => `B3x${j}`))[Symbol.asyncIterator]();
@@ -260,7 +260,7 @@ describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
       expect((await next).value).toEqual({ ...event, sku: 'B3x5' });
 
       await Promise.all([...streams, taken].map((s) => s.return?.()));
-      await settled((s) => s.listeners === 0 && s.channels === 0 && s.unacknowledged === 0);
+      await settled((s) => s.listeners === 0 && s.topics === 0 && s.unacknowledged === 0);
       const unsubscribed = await upTo('unsubscribed');
       expect(unsubscribed.every((a) => a[0]!.toLowerCase() === 'unsubscribe')).toBe(true);
       expect(new Set(unsubscribed.flatMap((a) => a.slice(1))).size).toBe(SUBSCRIPTIONS * SKUS);

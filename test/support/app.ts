@@ -27,7 +27,7 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  */
 export async function startTestApp(
   settings: Partial<{ holdTtlSeconds: number; maxLines: number; maxLineQuantity: number; poolSize: number; maxActiveHolds: number; partnerDocuments: PartnerDocumentCacheOptions }> &
-    Partial<Pick<AppDeps, 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp' | 'buyerTokenSecret'>> & { limits?: Partial<Limits> } = {},
+    Partial<Pick<AppDeps, 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp' | 'buyerTokenSecret' | 'logger'>> & { limits?: Partial<Limits> } = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
   live: (metrics: ReturnType<typeof createMetrics>) => Partial<Pick<AppDeps, 'pubsub' | 'cache' | 'onOutboxWritten'>> = () => ({}),
@@ -43,7 +43,7 @@ export async function startTestApp(
     db: tdb.db,
     metrics,
     keys: settings.keys ?? API_KEYS,
-    logger: pino({ level: 'silent' }),
+    logger: settings.logger ?? pino({ level: 'silent' }),
     pubsub: createLivePubSub(), // the Node host's default; live(metrics) may replace it
     ...live(metrics),
     limits: { ...DEFAULTS.limits, ...settings.limits },
