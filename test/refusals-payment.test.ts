@@ -32,6 +32,13 @@ describe('a payment token the database cannot store', () => {
     // the same key with a good token is a first request (nothing was recorded under it) and is paid
     const ok = await send({ ...input, payment: { provider: 'sandbox', token: 'tok_approve' } });
     expect(ok.body.data.placeOrder).toMatchObject({ replayed: false, order: { status: 'CONFIRMED' }, userErrors: [] });
+    // the sandbox also sends the approval's webhook, a moment later: let it be recorded here, not inside the next
+    // test's before/after window
+    await expect
+      .poll(async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM processed_events')).rows[0]!.n, {
+        timeout: 15_000,
+      })
+      .toBeGreaterThan(0);
   });
 
   it('payOrder, confirmOrder and cancelOrder refuse a NUL in their text the same way, writing nothing', async () => {
