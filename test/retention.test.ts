@@ -35,8 +35,12 @@ describe('the retention jobs', () => {
     const final = await place('ret-final');
     await gql(`mutation($i: ReleaseReservationInput!) { releaseReservation(input: $i) { order { status } } }`, { i: { orderId: final.id } });
     const live = await place('ret-live');
-    await q(`UPDATE idempotency_keys SET expires_at = now() - interval '1 hour' WHERE key IN ('ret-done', 'ret-final', 'ret-live')`);
-    await q(`UPDATE idempotency_keys SET state = 'PROCESSING' WHERE key IN ('ret-final', 'ret-live')`);
+    // one statement: the sweeper runs every 200 ms, and between two updates it could prune ret-live while still DONE
+    await q(
+      `UPDATE idempotency_keys SET expires_at = now() - interval '1 hour',
+              state = CASE WHEN key IN ('ret-final', 'ret-live') THEN 'PROCESSING' ELSE state END
+        WHERE key IN ('ret-done', 'ret-final', 'ret-live')`,
+    );
     const fresh = await place('ret-fresh'); // not past retention: kept whatever its state
     // outbox: published long ago (pruned), published just now and unpublished (kept)
     const [{ id: oldPublished }] = await q(`INSERT INTO outbox (topic, aggregate_key, payload, published_at) VALUES ('t', 'old', '{}', now() - interval '2 hours') RETURNING id`);
