@@ -27,7 +27,12 @@ export default defineConfig({
         extends: true,
         // Every file has its own database, so files run in parallel: two at once (vitest's default, cores - 1, is one
         // file at a time on a 2-core machine; most of a file's time is spent waiting on servers and PostgreSQL).
-        test: { name: 'parallel', include: ['test/**/*.test.ts'], exclude: [...ALONE, '**/node_modules/**'], maxWorkers: 2 },
+        test: {
+          name: 'parallel',
+          include: ['test/**/*.test.ts'],
+          exclude: [...ALONE, '**/node_modules/**'],
+          maxWorkers: 2,
+        },
       },
       { extends: true, test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],

@@ -20,7 +20,8 @@ function sameDigest(a: string, b: string): boolean {
 
 /** Random demo keys for the embedded default, one per role; the partner key names `partnerApp` as its app. */
 export function generateDemoKeys(partnerApp: string): ApiKey[] {
-  const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const hex = () =>
+    Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
   return (['public', 'storefront', 'partner', 'admin'] as const).map((role) => ({
     role,
     key: `lu_${role}_${hex()}`,
@@ -47,10 +48,17 @@ export function bearerMatcher(secret: string): (header: string | undefined | nul
  * Client ids are digests (Web Crypto is async): computed once, on the first lookup.
  * @example const caller = await lookupCaller('Bearer lu_storefront_...')
  */
-export function createCallerLookup(keys: ApiKey[]): (keyOrHeader: string | undefined | null) => Promise<Caller | undefined> {
+export function createCallerLookup(
+  keys: ApiKey[],
+): (keyOrHeader: string | undefined | null) => Promise<Caller | undefined> {
   let known: Promise<{ digest: string; caller: Caller }[]> | undefined;
   const table = () =>
-    (known ??= Promise.all(keys.map(async (k) => ({ digest: await sha256Hex(k.key), caller: { clientId: await clientIdFor(k), role: k.role } }))));
+    (known ??= Promise.all(
+      keys.map(async (k) => ({
+        digest: await sha256Hex(k.key),
+        caller: { clientId: await clientIdFor(k), role: k.role },
+      })),
+    ));
   return async (keyOrHeader) => {
     if (!keyOrHeader) return undefined;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(keyOrHeader);
@@ -67,7 +75,10 @@ export function createCallerLookup(keys: ApiKey[]): (keyOrHeader: string | undef
  * `Authorization: Bearer <key>` to a caller; a missing or unknown key is answered 401 before GraphQL runs.
  * @example app.use('/graphql', apiKeyAuth(keys))
  */
-export function apiKeyAuth(keys: ApiKey[], opts: { allowAnonymous?: (req: Request) => boolean } = {}): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function apiKeyAuth(
+  keys: ApiKey[],
+  opts: { allowAnonymous?: (req: Request) => boolean } = {},
+): MiddlewareHandler<{ Variables: AuthVariables }> {
   const lookup = createCallerLookup(keys);
   return async function apiKeyAuth(c, next) {
     const header = c.req.header('authorization') ?? '';
@@ -76,7 +87,14 @@ export function apiKeyAuth(keys: ApiKey[], opts: { allowAnonymous?: (req: Reques
     if (!caller) {
       if (opts.allowAnonymous?.(c.req.raw)) return next();
       return c.json(
-        { errors: [{ message: m ? 'unknown API key' : 'missing API key: send Authorization: Bearer <key>', extensions: { code: 'UNAUTHENTICATED' } }] },
+        {
+          errors: [
+            {
+              message: m ? 'unknown API key' : 'missing API key: send Authorization: Bearer <key>',
+              extensions: { code: 'UNAUTHENTICATED' },
+            },
+          ],
+        },
         401,
         { 'WWW-Authenticate': 'Bearer realm="lastunit"' },
       );

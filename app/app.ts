@@ -112,8 +112,20 @@ export function createApp(deps: AppDeps) {
   // A partner's document is checked at publish time against the limits this app enforces at call time.
   const checkDocument = createDocumentCheck(schema, deps.limits);
   const domainFor = (db: Db) => ({
-    orders: createOrders({ db, metrics: deps.metrics, settings: deps.settings, payments: deps.payments, onOutboxWritten: deps.onOutboxWritten, buyerTokenSecret: deps.buyerTokenSecret }),
-    catalog: createCatalog({ db, cache: deps.cache, onOutboxWritten: deps.onOutboxWritten, keyRetentionHours: deps.settings.idempotencyRetentionHours }),
+    orders: createOrders({
+      db,
+      metrics: deps.metrics,
+      settings: deps.settings,
+      payments: deps.payments,
+      onOutboxWritten: deps.onOutboxWritten,
+      buyerTokenSecret: deps.buyerTokenSecret,
+    }),
+    catalog: createCatalog({
+      db,
+      cache: deps.cache,
+      onOutboxWritten: deps.onOutboxWritten,
+      keyRetentionHours: deps.settings.idempotencyRetentionHours,
+    }),
     partners: createPartnerDocuments({ db, checkDocument }),
     channels: createChannels({ db }),
   });
@@ -124,7 +136,10 @@ export function createApp(deps: AppDeps) {
 
   // The persisted-operations plugin sees only the Request: the caller authentication found travels beside it.
   const parties = new WeakMap<Request, RequestParty>();
-  type YogaServerContext = { caller: Caller } & Pick<Context, 'orders' | 'catalog' | 'partners' | 'channels' | 'admitBuyer'>;
+  type YogaServerContext = { caller: Caller } & Pick<
+    Context,
+    'orders' | 'catalog' | 'partners' | 'channels' | 'admitBuyer'
+  >;
   // A placeOrder's buyer, resolved once per request and input (a buyer token is verified once): the operation guard
   // counts it against the per-buyer rate limit, then the resolver places the order with it.
   const buyerMemo = (orders: Context['orders'], caller: Caller): Context['buyerOf'] => {
@@ -139,7 +154,9 @@ export function createApp(deps: AppDeps) {
   const yoga = createYoga<YogaServerContext>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: deps.graphiql ? { title: 'lastunit', ...(typeof deps.graphiql === 'object' ? deps.graphiql : {}) } : false,
+    graphiql: deps.graphiql
+      ? { title: 'lastunit', ...(typeof deps.graphiql === 'object' ? deps.graphiql : {}) }
+      : false,
     renderGraphiQL: deps.renderGraphiql,
     landingPage: false,
     // faults are masked (`Unexpected error.`); input only the database refuses is a 400 BAD_USER_INPUT saying why
@@ -159,7 +176,14 @@ export function createApp(deps: AppDeps) {
       useOperationGuard(), // I15: after every check of the document, before any field runs
     ],
     context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({
-      caller, orders, catalog, partners, channels, live, admitBuyer, buyerOf: buyerMemo(orders, caller),
+      caller,
+      orders,
+      catalog,
+      partners,
+      channels,
+      live,
+      admitBuyer,
+      buyerOf: buyerMemo(orders, caller),
     }),
   });
   const runYoga = (req: Request, c: HonoContext<Env>) => {
@@ -187,24 +211,44 @@ export function createApp(deps: AppDeps) {
   const metricsAllowed = deps.metricsToken ? bearerMatcher(deps.metricsToken) : async () => true;
   app.get('/metrics', async (c) => {
     if (!(await metricsAllowed(c.req.header('authorization'))))
-      return c.json({ errors: [{ message: 'metrics need Authorization: Bearer <METRICS_TOKEN>', extensions: { code: 'UNAUTHENTICATED' } }] }, 401, {
-        'WWW-Authenticate': 'Bearer realm="lastunit-metrics"',
-      });
+      return c.json(
+        {
+          errors: [
+            { message: 'metrics need Authorization: Bearer <METRICS_TOKEN>', extensions: { code: 'UNAUTHENTICATED' } },
+          ],
+        },
+        401,
+        {
+          'WWW-Authenticate': 'Bearer realm="lastunit-metrics"',
+        },
+      );
     return c.text(await deps.metrics.registry.metrics(), 200, { 'Content-Type': deps.metrics.registry.contentType });
   });
   // Payments webhooks are a Node-host route (the processor and the reconciler live there).
   if (deps.webhooks && typeof deps.db !== 'function')
-    app.route('/webhooks/payments', paymentWebhooks({ db: deps.db, metrics: deps.metrics, processors: deps.payments ? [deps.payments.processor] : [], onOutboxWritten: deps.onOutboxWritten, maxBodyBytes: deps.webhooks.maxBodyBytes }));
+    app.route(
+      '/webhooks/payments',
+      paymentWebhooks({
+        db: deps.db,
+        metrics: deps.metrics,
+        processors: deps.payments ? [deps.payments.processor] : [],
+        onOutboxWritten: deps.onOutboxWritten,
+        maxBodyBytes: deps.webhooks.maxBodyBytes,
+      }),
+    );
   // Marketplace order webhooks, also a Node-host route (the pusher that answers oversells lives there).
   if (deps.webhooks && typeof deps.db !== 'function')
-    app.route('/webhooks/channels', channelWebhooks({
-      db: deps.db,
-      metrics: deps.metrics,
-      onOutboxWritten: deps.onOutboxWritten,
-      maxBodyBytes: deps.webhooks.maxBodyBytes,
-      toleranceSeconds: deps.webhooks.toleranceSeconds,
-      onIncident: deps.channels?.onIncident,
-    }));
+    app.route(
+      '/webhooks/channels',
+      channelWebhooks({
+        db: deps.db,
+        metrics: deps.metrics,
+        onOutboxWritten: deps.onOutboxWritten,
+        maxBodyBytes: deps.webhooks.maxBodyBytes,
+        toleranceSeconds: deps.webhooks.toleranceSeconds,
+        onIncident: deps.channels?.onIncident,
+      }),
+    );
   app.use('/graphql', requestBodyLimit(deps.limits.maxBodyBytes));
   app.use('/graphql', apiKeyAuth(deps.keys, { allowAnonymous: wantsGraphiql }));
   if (deps.clientIp) {
@@ -222,5 +266,14 @@ export function createApp(deps: AppDeps) {
   if (deps.graphqlCache) app.use('/graphql', deps.graphqlCache(runYoga));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => runYoga(c.req.raw, c));
 
-  return { app, yoga, orders: fixed?.orders, catalog: fixed?.catalog, partners: fixed?.partners, channels: fixed?.channels, live, lookupCaller: createCallerLookup(deps.keys) };
+  return {
+    app,
+    yoga,
+    orders: fixed?.orders,
+    catalog: fixed?.catalog,
+    partners: fixed?.partners,
+    channels: fixed?.channels,
+    live,
+    lookupCaller: createCallerLookup(deps.keys),
+  };
 }

@@ -26,13 +26,16 @@ export function buyerRateLimit(opts: {
   return async (caller, buyer, n = 1) => {
     const v = await countRequest(opts, `rlb:${caller.clientId}:${buyer}`, opts.limit, n);
     if (!v || v.allowed) return;
-    throw createGraphQLError(`rate limit of ${v.limit} placeOrder requests per ${v.windowSeconds}s exceeded for this buyer`, {
-      extensions: {
-        code: 'RATE_LIMITED',
-        scope: 'buyer',
-        retryAfterSeconds: v.resetSeconds,
-        http: { status: 429, headers: { ...rateLimitHeaders(v), 'Retry-After': String(v.resetSeconds) } },
+    throw createGraphQLError(
+      `rate limit of ${v.limit} placeOrder requests per ${v.windowSeconds}s exceeded for this buyer`,
+      {
+        extensions: {
+          code: 'RATE_LIMITED',
+          scope: 'buyer',
+          retryAfterSeconds: v.resetSeconds,
+          http: { status: 429, headers: { ...rateLimitHeaders(v), 'Retry-After': String(v.resetSeconds) } },
+        },
       },
-    });
+    );
   };
 }

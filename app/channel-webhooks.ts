@@ -13,7 +13,14 @@ type ChannelSecret = NonNullable<Awaited<ReturnType<typeof findChannelSecret>>>;
  * streams (413 past it), as text, and verified as received. Thin: the logic is in orders/channels.ts.
  * @example app.route('/webhooks/channels', channelWebhooks({ db, metrics, maxBodyBytes: 262_144, toleranceSeconds: 300 }))
  */
-export function channelWebhooks(deps: { db: Db; metrics: Metrics; onOutboxWritten?: AfterCommit; maxBodyBytes: number; toleranceSeconds: number; onIncident?: () => void }) {
+export function channelWebhooks(deps: {
+  db: Db;
+  metrics: Metrics;
+  onOutboxWritten?: AfterCommit;
+  maxBodyBytes: number;
+  toleranceSeconds: number;
+  onIncident?: () => void;
+}) {
   const app = new Hono<{ Variables: { channel: ChannelSecret } }>();
   app.post(
     '/:channelId',

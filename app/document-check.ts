@@ -1,6 +1,14 @@
 // The publish-time check of a partner's document: the same parser, schema validation and query limits (useLimits) that
 // a request meets at call time, so a document that would be refused when called is refused when published instead.
-import { Kind, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import {
+  Kind,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { envelop, type Plugin } from 'graphql-yoga';
 import type { Limits } from '../common/config-sections.js';
 import type { DocumentCheck, DocumentVerdict } from '../orders/partner-documents.js';
@@ -31,11 +39,18 @@ export function createDocumentCheck(schema: GraphQLSchema, limits: Omit<Limits, 
     try {
       doc = run.parse(body);
     } catch (err) {
-      return { ok: false, reason: coded(err as Error & { extensions?: Record<string, unknown> }).replace(/^Syntax Error: /, 'syntax error: ') };
+      return {
+        ok: false,
+        reason: coded(err as Error & { extensions?: Record<string, unknown> }).replace(
+          /^Syntax Error: /,
+          'syntax error: ',
+        ),
+      };
     }
     const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
     const name = ops.length === 1 ? (ops[0]!.name?.value ?? null) : null;
-    if (ops.length !== 1) return { ok: false, reason: `a document holds exactly one operation (this one has ${ops.length})` };
+    if (ops.length !== 1)
+      return { ok: false, reason: `a document holds exactly one operation (this one has ${ops.length})` };
     const errors = run.validate(schema, doc);
     if (errors.length) return { ok: false, name, reason: errors.map(coded).join('; ') };
     const op = ops[0]!;

@@ -40,7 +40,8 @@ export function demoteInputErrors(logger: YogaLogger): YogaLogger {
       const err = args[0];
       const code = invalidInputCode(err);
       if (code !== null) {
-        const original = (err as { originalError?: { message?: string } }).originalError ?? (err as { message?: string });
+        const original =
+          (err as { originalError?: { message?: string } }).originalError ?? (err as { message?: string });
         return logger.warn({ code, reason: original.message }, 'invalid input refused by the database');
       }
       return (logger.error as (...a: unknown[]) => void)(...args);

@@ -10,7 +10,8 @@ type Params = { query?: unknown; extensions?: unknown; documentId?: unknown };
 const bare = (id: string) => (id.startsWith('sha256:') ? id.slice(7) : id);
 
 const hashOf = (extensions: unknown): string | null => {
-  const h = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | null | undefined)?.persistedQuery?.sha256Hash;
+  const h = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | null | undefined)?.persistedQuery
+    ?.sha256Hash;
   return typeof h === 'string' ? h : null;
 };
 
@@ -33,7 +34,10 @@ export function namedOperations(params: Params, url?: URL): { ids: string[]; que
       // not JSON: Yoga refuses it itself
     }
   }
-  const query = typeof params.query === 'string' && params.query !== '' ? params.query : (url?.searchParams.get('query') ?? null) || null;
+  const query =
+    typeof params.query === 'string' && params.query !== ''
+      ? params.query
+      : (url?.searchParams.get('query') ?? null) || null;
   return { ids: [...ids], query };
 }
 
@@ -53,7 +57,8 @@ export function operationIdOf(params: Params, url?: URL): string | null {
  */
 export async function ambiguousOperation(params: Params, url?: URL): Promise<string | null> {
   const { ids, query } = namedOperations(params, url);
-  if (ids.length > 1) return 'the request names two different persisted operations (documentId and extensions.persistedQuery.sha256Hash differ)';
+  if (ids.length > 1)
+    return 'the request names two different persisted operations (documentId and extensions.persistedQuery.sha256Hash differ)';
   if (ids.length === 1 && query !== null && (await sha256Hex(query)) !== ids[0])
     return 'the request names a persisted operation and a different document: send one or the other';
   return null;

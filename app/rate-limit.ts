@@ -32,7 +32,13 @@ export function memoryRateLimitStore(now: () => number = Date.now): RateLimitSto
 }
 
 /** One counted request: whether it may go on, and what the RateLimit-* headers say. */
-export type RateVerdict = { allowed: boolean; limit: number; remaining: number; resetSeconds: number; windowSeconds: number };
+export type RateVerdict = {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  windowSeconds: number;
+};
 
 /** Per-role limits per window; a role missing here, or 0, is not limited. */
 export type RoleLimits = Partial<Record<Role, number>>;
@@ -114,7 +120,10 @@ export function rateLimit(opts: {
       const headers = rateLimitHeaders(verdict);
       if (!verdict.allowed) {
         const message = `rate limit of ${verdict.limit} requests per ${verdict.windowSeconds}s exceeded for this API key`;
-        return c.json({ errors: [rateLimitedError(message, verdict)] }, 429, { ...headers, 'Retry-After': String(verdict.resetSeconds) });
+        return c.json({ errors: [rateLimitedError(message, verdict)] }, 429, {
+          ...headers,
+          'Retry-After': String(verdict.resetSeconds),
+        });
       }
       await next();
       // on the answer itself: headers set before the handler ran were lost when it returned its own Response. A

@@ -11,13 +11,15 @@ const refusal = (message: string, code: string) => ({ errors: [{ message, extens
  * @example app.use('/graphql', requestBodyLimit(65_536))
  */
 export function requestBodyLimit(maxBytes: number): MiddlewareHandler {
-  const tooLarge = (c: Context) => c.json(refusal(`request body larger than ${maxBytes} bytes`, 'PAYLOAD_TOO_LARGE'), 413);
+  const tooLarge = (c: Context) =>
+    c.json(refusal(`request body larger than ${maxBytes} bytes`, 'PAYLOAD_TOO_LARGE'), 413);
   const streamed = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
   return async function requestBodyLimit(c, next) {
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD') return next(); // no body (a Request cannot carry one)
     const length = c.req.header('content-length');
-    if (length !== undefined && /^\d+$/.test(length) && c.req.header('transfer-encoding') === undefined) return parseInt(length, 10) > maxBytes ? tooLarge(c) : next();
+    if (length !== undefined && /^\d+$/.test(length) && c.req.header('transfer-encoding') === undefined)
+      return parseInt(length, 10) > maxBytes ? tooLarge(c) : next();
     return streamed(c, next);
   };
 }
@@ -80,7 +82,10 @@ export function refuseBatches(): MiddlewareHandler {
   return async function refuseBatches(c, next) {
     const body = await graphqlBodyOf(c);
     if (body?.text.trimStart().startsWith('[')) {
-      return c.json(refusal('batched requests are not supported: send one operation per request', 'BATCHING_NOT_SUPPORTED'), 400);
+      return c.json(
+        refusal('batched requests are not supported: send one operation per request', 'BATCHING_NOT_SUPPORTED'),
+        400,
+      );
     }
     return next();
   };

@@ -21,7 +21,9 @@ type Reporter = { reportError(e: unknown): void } | null;
  * client can act on the status alone.
  */
 const refuse = (code: string) => (ctx: Reporter, err: Error) => {
-  const error = createGraphQLError(err.message.replace(/^Syntax Error: /, ''), { extensions: { code, http: { status: 400, spec: false } } });
+  const error = createGraphQLError(err.message.replace(/^Syntax Error: /, ''), {
+    extensions: { code, http: { status: 400, spec: false } },
+  });
   // validation rules get a context to report to; the token counter runs inside the parser and can only throw
   if (ctx) ctx.reportError(error);
   else throw error;
@@ -51,7 +53,8 @@ export function useLimits(limits: Omit<Limits, 'maxBodyBytes'>): Plugin {
     onResultProcess({ result }) {
       for (const r of Array.isArray(result) ? result : [result]) {
         for (const e of (r as { errors?: { extensions?: Record<string, any> }[] }).errors ?? []) {
-          if (e.extensions && codes.has(e.extensions.code)) e.extensions.http = { ...e.extensions.http, status: 400, spec: false };
+          if (e.extensions && codes.has(e.extensions.code))
+            e.extensions.http = { ...e.extensions.http, status: 400, spec: false };
         }
       }
     },

@@ -5,9 +5,13 @@ function asksIntrospection(doc: DocumentNode): boolean {
   const seen = (set: SelectionSetNode | undefined): boolean =>
     !!set &&
     set.selections.some((s) =>
-      s.kind === Kind.FIELD ? s.name.value === '__schema' || s.name.value === '__type' || seen(s.selectionSet) : s.kind === Kind.INLINE_FRAGMENT && seen(s.selectionSet),
+      s.kind === Kind.FIELD
+        ? s.name.value === '__schema' || s.name.value === '__type' || seen(s.selectionSet)
+        : s.kind === Kind.INLINE_FRAGMENT && seen(s.selectionSet),
     );
-  return doc.definitions.some((d) => (d.kind === Kind.OPERATION_DEFINITION || d.kind === Kind.FRAGMENT_DEFINITION) && seen(d.selectionSet));
+  return doc.definitions.some(
+    (d) => (d.kind === Kind.OPERATION_DEFINITION || d.kind === Kind.FRAGMENT_DEFINITION) && seen(d.selectionSet),
+  );
 }
 
 /**
@@ -19,7 +23,11 @@ export function useNoIntrospection(options: { enabled?: boolean } = {}): Plugin 
   return {
     onValidate({ params, setResult }) {
       if (asksIntrospection(params.documentAST)) {
-        setResult([createGraphQLError('introspection is disabled', { extensions: { code: 'INTROSPECTION_DISABLED', http: { status: 400, spec: false } } })]);
+        setResult([
+          createGraphQLError('introspection is disabled', {
+            extensions: { code: 'INTROSPECTION_DISABLED', http: { status: 400, spec: false } },
+          }),
+        ]);
       }
     },
   };

@@ -70,18 +70,25 @@ function planOf(document: DocumentNode, operationName: string | null | undefined
 
 /** True when some string in `v` (a value, however nested) holds a NUL character: PostgreSQL text cannot. */
 const holdsNul = (v: unknown): boolean =>
-  typeof v === 'string' ? v.includes('\u0000')
-  : Array.isArray(v) ? v.some(holdsNul)
-  : v !== null && typeof v === 'object' ? Object.values(v).some(holdsNul)
-  : false;
+  typeof v === 'string'
+    ? v.includes('\u0000')
+    : Array.isArray(v)
+      ? v.some(holdsNul)
+      : v !== null && typeof v === 'object'
+        ? Object.values(v).some(holdsNul)
+        : false;
 
 /** True when an argument value (a literal, or the variables it names, however nested) holds a NUL character. */
 const valueHoldsNul = (v: ValueNode, variables: Record<string, unknown>): boolean =>
-  v.kind === Kind.STRING ? v.value.includes('\u0000')
-  : v.kind === Kind.VARIABLE ? holdsNul(variables[v.name.value])
-  : v.kind === Kind.LIST ? v.values.some((x) => valueHoldsNul(x, variables))
-  : v.kind === Kind.OBJECT ? v.fields.some((f) => valueHoldsNul(f.value, variables))
-  : false;
+  v.kind === Kind.STRING
+    ? v.value.includes('\u0000')
+    : v.kind === Kind.VARIABLE
+      ? holdsNul(variables[v.name.value])
+      : v.kind === Kind.LIST
+        ? v.values.some((x) => valueHoldsNul(x, variables))
+        : v.kind === Kind.OBJECT
+          ? v.fields.some((f) => valueHoldsNul(f.value, variables))
+          : false;
 
 const badInput = (key: string) =>
   createGraphQLError('invalid input: a text value contains a NUL character', {
@@ -136,7 +143,8 @@ export function useOperationGuard(): Plugin {
       const perBuyer = new Map<string, number>();
       for (const f of placing) {
         const node = f.node.arguments?.find((a) => a.name.value === 'input')?.value;
-        const input = node && (valueFromAST(node, inputType, variables) as { customerId?: unknown; buyerToken?: unknown });
+        const input =
+          node && (valueFromAST(node, inputType, variables) as { customerId?: unknown; buyerToken?: unknown });
         if (!input || input.customerId == null) continue; // execution refuses input it cannot coerce; it writes nothing
         const buyerToken = typeof input.buyerToken === 'string' ? input.buyerToken : null;
         const buyer = await ctx.buyerOf({ customerId: String(input.customerId), buyerToken });
@@ -150,7 +158,9 @@ export function useOperationGuard(): Plugin {
     })();
   };
   return {
-    onExecute: ({ args, setResultAndStopExecution: stop }) => guard(args, (errors) => stop({ errors: errors as never })),
-    onSubscribe: ({ args, setResultAndStopExecution: stop }) => guard(args, (errors) => stop({ errors: errors as never })),
+    onExecute: ({ args, setResultAndStopExecution: stop }) =>
+      guard(args, (errors) => stop({ errors: errors as never })),
+    onSubscribe: ({ args, setResultAndStopExecution: stop }) =>
+      guard(args, (errors) => stop({ errors: errors as never })),
   };
 }

@@ -7,7 +7,13 @@ import { createBenchDatabase } from './database.js';
 import { createProduct, runPlaceOrderLoad } from './http-load.js';
 import { startServer } from './server.js';
 
-const envOf = (s: string) => Object.fromEntries(s.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const envOf = (s: string) =>
+  Object.fromEntries(
+    s
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 const A = envOf(process.env.AB_A ?? '');
 const B = envOf(process.env.AB_B ?? '');
 const rounds = Number(process.env.AB_ROUNDS ?? 3);
@@ -17,17 +23,38 @@ const soldOut = process.env.AB_SOLD_OUT === '1';
 
 const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
 try {
-  const [a, b] = await Promise.all([startServer({ databaseUrl: db.url, extraEnv: A }), startServer({ databaseUrl: db.url, extraEnv: B })]);
+  const [a, b] = await Promise.all([
+    startServer({ databaseUrl: db.url, extraEnv: A }),
+    startServer({ databaseUrl: db.url, extraEnv: B }),
+  ]);
   try {
     const total = { a: { n: 0, s: 0 }, b: { n: 0, s: 0 } };
     const sku = { a: `AB-A-${randomBytes(2).toString('hex')}`, b: `AB-B-${randomBytes(2).toString('hex')}` };
     await createProduct(a, sku.a, soldOut ? 0 : 10_000_000);
     await createProduct(b, sku.b, soldOut ? 0 : 10_000_000);
     let r = 0;
-    for (const [side, srv] of [['a', a], ['b', b]] as const) await runPlaceOrderLoad({ srv, sku: sku[side], keyPrefix: `w${side}`, connections: clients, amount: 300 });
+    for (const [side, srv] of [
+      ['a', a],
+      ['b', b],
+    ] as const)
+      await runPlaceOrderLoad({ srv, sku: sku[side], keyPrefix: `w${side}`, connections: clients, amount: 300 });
     for (let i = 0; i < rounds; i++) {
-      for (const [side, srv] of (i % 2 ? [['b', b], ['a', a]] : [['a', a], ['b', b]]) as [('a' | 'b'), typeof a][]) {
-        const o = await runPlaceOrderLoad({ srv, sku: sku[side], keyPrefix: `r${r++}${side}`, connections: clients, durationS: roundS });
+      for (const [side, srv] of (i % 2
+        ? [
+            ['b', b],
+            ['a', a],
+          ]
+        : [
+            ['a', a],
+            ['b', b],
+          ]) as ['a' | 'b', typeof a][]) {
+        const o = await runPlaceOrderLoad({
+          srv,
+          sku: sku[side],
+          keyPrefix: `r${r++}${side}`,
+          connections: clients,
+          durationS: roundS,
+        });
         if (o.errors) console.log(`${side}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
         total[side].n += soldOut ? o.refused : o.claimed;
         total[side].s += o.elapsedS;
@@ -36,7 +63,9 @@ try {
     }
     const ra = total.a.n / total.a.s;
     const rb = total.b.n / total.b.s;
-    console.log(`A (${process.env.AB_A}): ${ra.toFixed(0)}/s  B (${process.env.AB_B}): ${rb.toFixed(0)}/s  B/A = ${(rb / ra).toFixed(2)}`);
+    console.log(
+      `A (${process.env.AB_A}): ${ra.toFixed(0)}/s  B (${process.env.AB_B}): ${rb.toFixed(0)}/s  B/A = ${(rb / ra).toFixed(2)}`,
+    );
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }

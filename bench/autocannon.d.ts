@@ -9,7 +9,12 @@ declare module 'autocannon' {
     body?: string | Buffer;
     /** called before every request with the request about to be sent; returns the request to send */
     setupRequest?: (req: Request, context: Record<string, unknown>) => Request | null | undefined;
-    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, unknown>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, unknown>,
+    ) => void;
   };
 
   export type Options = {

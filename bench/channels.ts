@@ -19,7 +19,12 @@ import { createMetrics } from '../common/metrics.js';
 import { createDb } from '../db/pool.js';
 import { DEFAULTS } from '../kit/config-defaults.js';
 
-export type Mode = { id: 'sync-15min' | 'immediate' | 'immediate+buf2'; label: string; syncEveryMin?: number; buffer: number };
+export type Mode = {
+  id: 'sync-15min' | 'immediate' | 'immediate+buf2';
+  label: string;
+  syncEveryMin?: number;
+  buffer: number;
+};
 export const MODES: Mode[] = [
   { id: 'sync-15min', label: 'sync every 15 min', syncEveryMin: 15, buffer: 0 },
   { id: 'immediate', label: 'immediate push', buffer: 0 },
@@ -56,7 +61,14 @@ export type ModeResult = {
   pushLagP99Min: number | null;
   problems: string[];
 };
-export type ChannelsBenchResult = { ok: boolean; units: number; events: number; modes: ModeResult[]; svg: string; json: string };
+export type ChannelsBenchResult = {
+  ok: boolean;
+  units: number;
+  events: number;
+  modes: ModeResult[];
+  svg: string;
+  json: string;
+};
 
 /** mulberry32: the same traffic for every way */
 function rng(seed: number) {
@@ -73,7 +85,12 @@ function rng(seed: number) {
 type Buyer = { atMin: number; where: 'store' | 'm1' | 'm2'; sku: string };
 
 /** The day's buyers: more around a midday peak; `storefrontShare` of them on the storefront, the rest on the two marketplaces. */
-function traffic(o: Required<Pick<ChannelsBenchOptions, 'dayMinutes' | 'skus' | 'unitsPerSku' | 'demand' | 'seed' | 'storefrontShare'>>, skus: string[]): Buyer[] {
+function traffic(
+  o: Required<
+    Pick<ChannelsBenchOptions, 'dayMinutes' | 'skus' | 'unitsPerSku' | 'demand' | 'seed' | 'storefrontShare'>
+  >,
+  skus: string[],
+): Buyer[] {
   const r = rng(o.seed);
   const n = Math.round(o.skus * o.unitsPerSku * o.demand);
   const out: Buyer[] = [];
@@ -115,7 +132,13 @@ function lagBuckets(metricsText: string): { le: number; count: number }[] {
   return [...sums.entries()].sort((a, b) => a[0] - b[0]).map(([le, count]) => ({ le, count }));
 }
 
-async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'adminUrl' | 'log' | 'outDir'>> & { adminUrl?: string }, buyers: Buyer[], skus: string[], log: (s: string) => void): Promise<ModeResult> {
+async function runMode(
+  mode: Mode,
+  o: Required<Omit<ChannelsBenchOptions, 'adminUrl' | 'log' | 'outDir'>> & { adminUrl?: string },
+  buyers: Buyer[],
+  skus: string[],
+  log: (s: string) => void,
+): Promise<ModeResult> {
   const problems: string[] = [];
   const bdb = await createBenchDatabase({ adminUrl: o.adminUrl });
   const markets: MarketplaceSandbox[] = [];
@@ -125,31 +148,68 @@ async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'admin
   try {
     srv = await startServer({
       databaseUrl: bdb.url,
-      extraEnv: { CHANNEL_PUSHER: mode.syncEveryMin ? 'off' : 'on', CHANNEL_PUSH_POLL_MS: '50', RATE_LIMIT_PER_WINDOW: '0', RATE_LIMIT_BUYER_PER_WINDOW: '0', SWEEP_INTERVAL_MS: '1000' },
+      extraEnv: {
+        CHANNEL_PUSHER: mode.syncEveryMin ? 'off' : 'on',
+        CHANNEL_PUSH_POLL_MS: '50',
+        RATE_LIMIT_PER_WINDOW: '0',
+        RATE_LIMIT_BUYER_PER_WINDOW: '0',
+        SWEEP_INTERVAL_MS: '1000',
+      },
     });
     const s = srv;
     const gql = async (key: string, query: string, variables: Record<string, unknown>) => {
-      const res = await fetch(s.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
+      const res = await fetch(s.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query, variables }),
+      });
       const body = (await res.json()) as any;
-      if (res.status !== 200 || body.errors) throw new Error(`GraphQL fault ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+      if (res.status !== 200 || body.errors)
+        throw new Error(`GraphQL fault ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
       return body.data;
     };
     for (const sku of skus)
-      await gql(s.keys.admin, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, { i: { sku, name: sku, priceAmount: 1000, currencyCode: 'USD', initialStock: o.unitsPerSku } });
+      await gql(
+        s.keys.admin,
+        `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`,
+        { i: { sku, name: sku, priceAmount: 1000, currencyCode: 'USD', initialStock: o.unitsPerSku } },
+      );
     const lagMs = o.listingLagMin * o.msPerMinute;
     for (const id of ['m1', 'm2']) {
-      const m = await startMarketplaceSandbox({ lagMs, maxRequestsPerSecond: 50, duplicateRate: 0.2, maxDelayMs: 2 * o.msPerMinute, random: rng(o.seed + id.length + Number(id[1])) });
-      markets.push(m);
-      const d = await gql(s.keys.admin, `mutation($i: CreateChannelInput!) { createChannel(input: $i) { webhookSecret userErrors { code message } } }`, {
-        i: { id, name: `Marketplace ${id}`, kind: 'SANDBOX', endpoint: m.url, buffer: mode.buffer, maxPushesPerSecond: 50 },
+      const m = await startMarketplaceSandbox({
+        lagMs,
+        maxRequestsPerSecond: 50,
+        duplicateRate: 0.2,
+        maxDelayMs: 2 * o.msPerMinute,
+        random: rng(o.seed + id.length + Number(id[1])),
       });
+      markets.push(m);
+      const d = await gql(
+        s.keys.admin,
+        `mutation($i: CreateChannelInput!) { createChannel(input: $i) { webhookSecret userErrors { code message } } }`,
+        {
+          i: {
+            id,
+            name: `Marketplace ${id}`,
+            kind: 'SANDBOX',
+            endpoint: m.url,
+            buffer: mode.buffer,
+            maxPushesPerSecond: 50,
+          },
+        },
+      );
       if (d.createChannel.userErrors.length) throw new Error(JSON.stringify(d.createChannel.userErrors));
       m.configure({ webhookUrl: `${s.url}/webhooks/channels/${id}`, webhookSecret: d.createChannel.webhookSecret });
     }
     const [m1, m2] = markets as [MarketplaceSandbox, MarketplaceSandbox];
     // the sync way: lastunit's own pusher, run only every N simulated minutes (the host's is off)
     const syncMetrics = createMetrics();
-    const syncer = createChannelPusher({ db, metrics: syncMetrics, channelListMs: 0, clientFor: (c) => marketplaceClient(c, { timeoutMs: 5000 }) });
+    const syncer = createChannelPusher({
+      db,
+      metrics: syncMetrics,
+      channelListMs: 0,
+      clientFor: (c) => marketplaceClient(c, { timeoutMs: 5000 }),
+    });
     const sync = async () => {
       await syncer.pushOnce();
       await syncer.cancelOnce();
@@ -157,17 +217,21 @@ async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'admin
     // both ways start listed: the first sync / the first pushes
     if (mode.syncEveryMin) await sync();
     const deadline = Date.now() + 10_000;
-    while (skus.some((sku) => m1.listed(sku) === 0 || m2.listed(sku) === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, lagMs + 20));
+    while (skus.some((sku) => m1.listed(sku) === 0 || m2.listed(sku) === 0) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, lagMs + 20));
 
     // push lag of the day only: the histogram as it stands now is subtracted at the end (the opening listings are not the day)
-    const metricsText = async () => (mode.syncEveryMin ? await syncMetrics.registry.metrics() : await (await fetch(`${s.url}/metrics`)).text());
+    const metricsText = async () =>
+      mode.syncEveryMin ? await syncMetrics.registry.metrics() : await (await fetch(`${s.url}/metrics`)).text();
     const before = lagBuckets(await metricsText());
     const start = Date.now();
     let syncing: Promise<unknown> = Promise.resolve();
     if (mode.syncEveryMin) {
-      timers.push(setInterval(() => {
-        syncing = syncing.then(sync).catch((err) => problems.push(`sync failed: ${String(err)}`));
-      }, mode.syncEveryMin * o.msPerMinute));
+      timers.push(
+        setInterval(() => {
+          syncing = syncing.then(sync).catch((err) => problems.push(`sync failed: ${String(err)}`));
+        }, mode.syncEveryMin * o.msPerMinute),
+      );
     }
     let taken = 0;
     let seq = 0;
@@ -178,9 +242,13 @@ async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'admin
       if (b.where === 'store') {
         const n = ++seq;
         inflight.push(
-          gql(s.keys.storefront, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } userErrors { code } } }`, {
-            i: { idempotencyKey: `bench-${n}`, customerId: `shopper-${n}`, lines: [{ sku: b.sku, quantity: 1 }] },
-          }).then((d) => {
+          gql(
+            s.keys.storefront,
+            `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } userErrors { code } } }`,
+            {
+              i: { idempotencyKey: `bench-${n}`, customerId: `shopper-${n}`, lines: [{ sku: b.sku, quantity: 1 }] },
+            },
+          ).then((d) => {
             if (d.placeOrder.order?.status === 'RESERVED') taken++;
           }),
         );
@@ -194,31 +262,56 @@ async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'admin
     // the host's pusher finishes its cancellations by itself (immediate ways)
     const until = Date.now() + 5_000;
     for (;;) {
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM channel_incidents WHERE cancel_state = 'PENDING'`);
+      const { rows } = await db.query(
+        `SELECT count(*)::int AS n FROM channel_incidents WHERE cancel_state = 'PENDING'`,
+      );
       if (rows[0].n === 0 || Date.now() > until) break;
       await new Promise((r) => setTimeout(r, 50));
     }
 
     // the account: never negative (I1), nothing made or lost (I2), every marketplace event applied exactly once (I8)
-    const inv = (await db.query(`SELECT sku, available, reserved, sold FROM inventory ORDER BY sku`)).rows as { sku: string; available: number; reserved: number; sold: number }[];
+    const inv = (await db.query(`SELECT sku, available, reserved, sold FROM inventory ORDER BY sku`)).rows as {
+      sku: string;
+      available: number;
+      reserved: number;
+      sold: number;
+    }[];
     for (const r of inv) {
-      if (r.available < 0 || r.reserved < 0 || r.sold < 0) problems.push(`${r.sku}: negative stock ${JSON.stringify(r)}`);
-      if (r.available + r.reserved + r.sold !== o.unitsPerSku) problems.push(`${r.sku}: ${r.available + r.reserved + r.sold} units, not ${o.unitsPerSku}`);
+      if (r.available < 0 || r.reserved < 0 || r.sold < 0)
+        problems.push(`${r.sku}: negative stock ${JSON.stringify(r)}`);
+      if (r.available + r.reserved + r.sold !== o.unitsPerSku)
+        problems.push(`${r.sku}: ${r.available + r.reserved + r.sold} units, not ${o.unitsPerSku}`);
     }
     const created = m1.stats().orders + m2.stats().orders;
-    const orders = (await db.query(`SELECT count(*)::int AS n, count(DISTINCT (channel_id, external_order_id))::int AS d FROM orders WHERE channel_id IS NOT NULL`)).rows[0];
-    const events = (await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE source LIKE 'channel:%'`)).rows[0].n;
-    if (orders.n !== created || orders.d !== created) problems.push(`marketplace orders: ${created} created, ${orders.n} recorded (${orders.d} distinct)`);
+    const orders = (
+      await db.query(
+        `SELECT count(*)::int AS n, count(DISTINCT (channel_id, external_order_id))::int AS d FROM orders WHERE channel_id IS NOT NULL`,
+      )
+    ).rows[0];
+    const events = (await db.query(`SELECT count(*)::int AS n FROM processed_events WHERE source LIKE 'channel:%'`))
+      .rows[0].n;
+    if (orders.n !== created || orders.d !== created)
+      problems.push(`marketplace orders: ${created} created, ${orders.n} recorded (${orders.d} distinct)`);
     if (events !== created) problems.push(`marketplace events: ${created} sent, ${events} applied`);
-    const confirmed = (await db.query(`SELECT coalesce(sum(l.quantity), 0)::int AS u FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE o.channel_id IS NOT NULL AND o.status = 'CONFIRMED'`)).rows[0].u;
+    const confirmed = (
+      await db.query(
+        `SELECT coalesce(sum(l.quantity), 0)::int AS u FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE o.channel_id IS NOT NULL AND o.status = 'CONFIRMED'`,
+      )
+    ).rows[0].u;
     const soldCol = inv.reduce((n, r) => n + r.sold, 0);
-    if (confirmed !== soldCol) problems.push(`sold column ${soldCol} != confirmed marketplace units ${confirmed} (an event applied twice?)`);
+    if (confirmed !== soldCol)
+      problems.push(`sold column ${soldCol} != confirmed marketplace units ${confirmed} (an event applied twice?)`);
     const oversells = (await db.query(`SELECT count(*)::int AS n FROM channel_incidents`)).rows[0].n;
     const cancelAsks = m1.stats().cancelled + m2.stats().cancelled;
-    if (cancelAsks !== oversells) problems.push(`${oversells} oversells, ${cancelAsks} cancellations at the marketplaces`);
+    if (cancelAsks !== oversells)
+      problems.push(`${oversells} oversells, ${cancelAsks} cancellations at the marketplaces`);
 
-    const buckets = lagBuckets(await metricsText()).map((b) => ({ le: b.le, count: b.count - (before.find((x) => x.le === b.le)?.count ?? 0) }));
-    const toMin = (sec: number | null) => (sec === null ? null : Math.round(((sec * 1000) / o.msPerMinute) * 100) / 100);
+    const buckets = lagBuckets(await metricsText()).map((b) => ({
+      le: b.le,
+      count: b.count - (before.find((x) => x.le === b.le)?.count ?? 0),
+    }));
+    const toMin = (sec: number | null) =>
+      sec === null ? null : Math.round(((sec * 1000) / o.msPerMinute) * 100) / 100;
     const res: ModeResult = {
       id: mode.id,
       label: mode.label,
@@ -244,11 +337,25 @@ async function runMode(mode: Mode, o: Required<Omit<ChannelsBenchOptions, 'admin
 }
 
 function chart(results: ModeResult[], units: number): string {
-  const W = 720, H = 320, left = 60, top = 40, ph = 200;
+  const W = 720,
+    H = 320,
+    left = 60,
+    top = 40,
+    ph = 200;
   const groups: { title: string; value: (r: ModeResult) => number; max: number; unit: string }[] = [
-    { title: 'oversell incidents', value: (r) => r.oversells, max: Math.max(1, ...results.map((r) => r.oversells)), unit: '' },
+    {
+      title: 'oversell incidents',
+      value: (r) => r.oversells,
+      max: Math.max(1, ...results.map((r) => r.oversells)),
+      unit: '',
+    },
     { title: 'units left unsold', value: (r) => r.unsold, max: Math.max(1, ...results.map((r) => r.unsold)), unit: '' },
-    { title: 'push lag p99 (sim. min)', value: (r) => r.pushLagP99Min ?? 0, max: Math.max(1, ...results.map((r) => r.pushLagP99Min ?? 0)), unit: '' },
+    {
+      title: 'push lag p99 (sim. min)',
+      value: (r) => r.pushLagP99Min ?? 0,
+      max: Math.max(1, ...results.map((r) => r.pushLagP99Min ?? 0)),
+      unit: '',
+    },
   ];
   const colors = ['#b0413e', '#3e7cb1', '#4a9d5b'];
   const gw = (W - left - 20) / groups.length;
@@ -289,7 +396,9 @@ export async function runChannelsBench(opts: ChannelsBenchOptions = {}): Promise
   const log = opts.log ?? ((l: string) => console.log(l));
   const skus = Array.from({ length: o.skus }, (_, i) => `DAY-${i + 1}`);
   const buyers = traffic(o, skus);
-  log(`sale day: ${o.dayMinutes} simulated minutes at ${o.msPerMinute} ms each, ${skus.length} SKUs x ${o.unitsPerSku} units, ${buyers.length} buyers (${['store', 'm1', 'm2'].map((w) => `${w} ${buyers.filter((b) => b.where === w).length}`).join(', ')}), marketplace listing lag ${o.listingLagMin} min`);
+  log(
+    `sale day: ${o.dayMinutes} simulated minutes at ${o.msPerMinute} ms each, ${skus.length} SKUs x ${o.unitsPerSku} units, ${buyers.length} buyers (${['store', 'm1', 'm2'].map((w) => `${w} ${buyers.filter((b) => b.where === w).length}`).join(', ')}), marketplace listing lag ${o.listingLagMin} min`,
+  );
   const modes: ModeResult[] = [];
   for (const m of MODES) modes.push(await runMode(m, o, buyers, skus, log));
   const outDir = opts.outDir ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -298,13 +407,22 @@ export async function runChannelsBench(opts: ChannelsBenchOptions = {}): Promise
   const json = path.join(outDir, 'channels.json');
   const units = o.skus * o.unitsPerSku;
   await writeFile(svg, chart(modes, units));
-  await writeFile(json, JSON.stringify({ options: { ...o, adminUrl: undefined }, buyers: buyers.length, modes }, null, 2));
+  await writeFile(
+    json,
+    JSON.stringify({ options: { ...o, adminUrl: undefined }, buyers: buyers.length, modes }, null, 2),
+  );
   const pad = (s: string | number, n: number) => String(s).padStart(n);
   log('');
-  log(`| way                        | oversell incidents | units left unsold | storefront holds | marketplace units sold | marketplace orders | pushes | push lag p50 (sim min) | p99 (sim min) |`);
-  log(`|----------------------------|-------------------:|------------------:|-----------------:|-----------------------:|-------------------:|-------:|-----------------------:|--------------:|`);
+  log(
+    `| way                        | oversell incidents | units left unsold | storefront holds | marketplace units sold | marketplace orders | pushes | push lag p50 (sim min) | p99 (sim min) |`,
+  );
+  log(
+    `|----------------------------|-------------------:|------------------:|-----------------:|-----------------------:|-------------------:|-------:|-----------------------:|--------------:|`,
+  );
   for (const r of modes)
-    log(`| ${r.label.padEnd(26)} | ${pad(r.oversells, 18)} | ${pad(r.unsold, 17)} | ${pad(r.takenStorefront, 16)} | ${pad(r.soldMarketplaces, 22)} | ${pad(r.marketplaceOrders, 18)} | ${pad(r.pushes, 6)} | ${pad(r.pushLagP50Min ?? '-', 22)} | ${pad(r.pushLagP99Min ?? '-', 13)} |`);
+    log(
+      `| ${r.label.padEnd(26)} | ${pad(r.oversells, 18)} | ${pad(r.unsold, 17)} | ${pad(r.takenStorefront, 16)} | ${pad(r.soldMarketplaces, 22)} | ${pad(r.marketplaceOrders, 18)} | ${pad(r.pushes, 6)} | ${pad(r.pushLagP50Min ?? '-', 22)} | ${pad(r.pushLagP99Min ?? '-', 13)} |`,
+    );
   log(`\nchart: ${svg}\njson: ${json}`);
   const problems = modes.flatMap((m) => m.problems.map((p) => `${m.label}: ${p}`));
   for (const p of problems) log(`PROBLEM ${p}`);

@@ -21,7 +21,13 @@ function niceMax(v: number): number {
   return 10 * p;
 }
 
-function panel(x0: number, title: string, yLabel: string, clients: number[], lines: { color: string; dash?: string; label: string; ys: (number | null)[] }[]): string {
+function panel(
+  x0: number,
+  title: string,
+  yLabel: string,
+  clients: number[],
+  lines: { color: string; dash?: string; label: string; ys: (number | null)[] }[],
+): string {
   const w = PANEL_W / 2 - 24;
   const h = H - PAD.t - PAD.b;
   const max = niceMax(Math.max(1, ...lines.flatMap((l) => l.ys.filter((y): y is number => y !== null))));
@@ -34,13 +40,27 @@ function panel(x0: number, title: string, yLabel: string, clients: number[], lin
     out.push(`<line x1="${x0}" x2="${x0 + w}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
     out.push(`<text x="${x0 - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${fmt(v)}</text>`);
   }
-  clients.forEach((c, i) => out.push(`<text x="${x(i)}" y="${PAD.t + h + 16}" text-anchor="middle" font-size="11">${c}</text>`));
-  out.push(`<text x="${x0 + w / 2}" y="${PAD.t + h + 34}" text-anchor="middle" font-size="12">concurrent clients</text>`);
-  out.push(`<text transform="translate(${x0 - 48},${PAD.t + h / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(yLabel)}</text>`);
+  clients.forEach((c, i) =>
+    out.push(`<text x="${x(i)}" y="${PAD.t + h + 16}" text-anchor="middle" font-size="11">${c}</text>`),
+  );
+  out.push(
+    `<text x="${x0 + w / 2}" y="${PAD.t + h + 34}" text-anchor="middle" font-size="12">concurrent clients</text>`,
+  );
+  out.push(
+    `<text transform="translate(${x0 - 48},${PAD.t + h / 2}) rotate(-90)" text-anchor="middle" font-size="12">${esc(yLabel)}</text>`,
+  );
   for (const l of lines) {
     const pts = l.ys.map((v, i) => (v === null ? null : `${x(i).toFixed(1)},${y(v).toFixed(1)}`)).filter(Boolean);
-    out.push(`<polyline fill="none" stroke="${l.color}" stroke-width="2"${l.dash ? ` stroke-dasharray="${l.dash}"` : ''} points="${pts.join(' ')}"/>`);
-    l.ys.forEach((v, i) => v !== null && out.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${l.color}"><title>${esc(l.label)} at ${clients[i]} clients: ${fmt(v)}</title></circle>`));
+    out.push(
+      `<polyline fill="none" stroke="${l.color}" stroke-width="2"${l.dash ? ` stroke-dasharray="${l.dash}"` : ''} points="${pts.join(' ')}"/>`,
+    );
+    l.ys.forEach(
+      (v, i) =>
+        v !== null &&
+        out.push(
+          `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${l.color}"><title>${esc(l.label)} at ${clients[i]} clients: ${fmt(v)}</title></circle>`,
+        ),
+    );
   }
   return out.join('\n');
 }
@@ -51,17 +71,27 @@ function panel(x0: number, title: string, yLabel: string, clients: number[], lin
  */
 export function renderChart(series: ChartSeries[], subtitle: string): string {
   const clients = [...new Set(series.flatMap((s) => s.points.map((p) => p.clients)))].sort((a, b) => a - b);
-  const at = (s: ChartSeries, f: (p: ChartPoint) => number) => clients.map((c) => {
-    const p = s.points.find((q) => q.clients === c);
-    return p ? f(p) : null;
-  });
-  const left = panel(PAD.l, 'claims per second (hot SKU)', 'claims/s', clients, series.map((s) => ({ color: s.color, label: s.name, ys: at(s, (p) => p.claimsPerS) })));
+  const at = (s: ChartSeries, f: (p: ChartPoint) => number) =>
+    clients.map((c) => {
+      const p = s.points.find((q) => q.clients === c);
+      return p ? f(p) : null;
+    });
+  const left = panel(
+    PAD.l,
+    'claims per second (hot SKU)',
+    'claims/s',
+    clients,
+    series.map((s) => ({ color: s.color, label: s.name, ys: at(s, (p) => p.claimsPerS) })),
+  );
   const right = panel(PAD.l + PANEL_W / 2 + 40, 'response time, p50 (solid) and p99 (dashed)', 'ms', clients, [
     ...series.map((s) => ({ color: s.color, label: `${s.name} p50`, ys: at(s, (p) => p.p50Ms) })),
     ...series.map((s) => ({ color: s.color, dash: '5,4', label: `${s.name} p99`, ys: at(s, (p) => p.p99Ms) })),
   ]);
   const legend = series
-    .map((s, i) => `<g transform="translate(${PAD.l + i * 260},${H - 12})"><rect width="14" height="4" y="-6" fill="${s.color}"/><text x="20" font-size="12">${esc(s.name)}</text></g>`)
+    .map(
+      (s, i) =>
+        `<g transform="translate(${PAD.l + i * 260},${H - 12})"><rect width="14" height="4" y="-6" fill="${s.color}"/><text x="20" font-size="12">${esc(s.name)}</text></g>`,
+    )
     .join('\n');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="13">`,

@@ -10,7 +10,13 @@ import { mergeOutcome, newOutcome } from './load-outcome.js';
 import { startServer } from './server.js';
 import { spawnServer } from '../kit/server.js';
 
-const envOf = (s: string) => Object.fromEntries(s.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const envOf = (s: string) =>
+  Object.fromEntries(
+    s
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 const rounds = Number(process.env.CHEAP_ROUNDS ?? 2);
 const roundS = Number(process.env.CHEAP_ROUND_S ?? 3);
 const clients = Number(process.env.CHEAP_CLIENTS ?? 64);
@@ -18,7 +24,10 @@ const clients = Number(process.env.CHEAP_CLIENTS ?? 64);
 const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
 try {
   const srv = await startServer({ databaseUrl: db.url, extraEnv: envOf(process.env.CHEAP_ENV ?? '') });
-  const bare = await spawnServer({ script: 'bench/bare-yoga.ts', ready: /bare yoga listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql/ });
+  const bare = await spawnServer({
+    script: 'bench/bare-yoga.ts',
+    ready: /bare yoga listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql/,
+  });
   try {
     const sku = `CHEAP-${randomBytes(3).toString('hex')}`;
     await createProduct(srv, sku, 0);
@@ -40,14 +49,18 @@ try {
         if (o.errors) console.log(`${which}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
         if (which === 'soldOut' && o.claimed) console.log(`sold-out: ${o.claimed} claims of a SKU with no stock`);
         mergeOutcome(total[which], o);
-        console.log(`round ${i + 1} ${which}: ${Math.round((which === 'soldOut' ? o.refused : o.claimed) / o.elapsedS)}/s`);
+        console.log(
+          `round ${i + 1} ${which}: ${Math.round((which === 'soldOut' ? o.refused : o.claimed) / o.elapsedS)}/s`,
+        );
       }
     }
     const rate = (o: typeof total.trivial, n: number) => n / o.elapsedS;
     const t = rate(total.trivial, total.trivial.claimed);
     const b = rate(total.bare, total.bare.claimed);
     const s = rate(total.soldOut, total.soldOut.refused);
-    console.log(`trivial ${t.toFixed(0)}/s  bare yoga ${b.toFixed(0)}/s  sold-out ${s.toFixed(0)}/s  trivial/bare = ${(t / b).toFixed(2)}  sold-out/trivial = ${(s / t).toFixed(2)}`);
+    console.log(
+      `trivial ${t.toFixed(0)}/s  bare yoga ${b.toFixed(0)}/s  sold-out ${s.toFixed(0)}/s  trivial/bare = ${(t / b).toFixed(2)}  sold-out/trivial = ${(s / t).toFixed(2)}`,
+    );
   } finally {
     await Promise.all([srv.stop(), bare.stop()]);
   }

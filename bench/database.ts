@@ -35,7 +35,10 @@ function describe(url: string): string {
  * embedded PostgreSQL under a temp dir that is deleted with it.
  * @example const bdb = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL }); ...; await bdb.drop()
  */
-export async function createBenchDatabase(opts: { adminUrl?: string; log?: (s: string) => void }): Promise<BenchDatabase> {
+export async function createBenchDatabase(opts: {
+  adminUrl?: string;
+  log?: (s: string) => void;
+}): Promise<BenchDatabase> {
   const name = `lastunit_bench_${Date.now()}_${randomBytes(2).toString('hex')}`;
   let bdb: BenchDatabase;
   if (opts.adminUrl) {
@@ -78,7 +81,12 @@ export async function createBenchDatabase(opts: { adminUrl?: string; log?: (s: s
     };
   }
   try {
-    const db = createDb({ connectionString: bdb.url, max: 1, applicationName: 'lastunit-bench', timeouts: DEFAULTS.database.timeouts });
+    const db = createDb({
+      connectionString: bdb.url,
+      max: 1,
+      applicationName: 'lastunit-bench',
+      timeouts: DEFAULTS.database.timeouts,
+    });
     try {
       await migrate(db);
       // Where the ceiling and naive baselines put their "reservation" rows: no FKs, one insert per claim.
@@ -115,7 +123,10 @@ export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise
   const t0 = Date.now();
   await pool.query('CHECKPOINT').catch(() => undefined); // needs superuser or pg_checkpoint: skipped without
   const workers = async () =>
-    Number((await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`)).rows[0].n);
+    Number(
+      (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`))
+        .rows[0].n,
+    );
   const n = await waitForZero(workers, t0, maxWaitMs);
   return `database settled in ${Date.now() - t0} ms (checkpoint; ${n.first} autovacuum workers running at first, ${n.last} at the end)`;
 }
@@ -128,7 +139,8 @@ export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise
  */
 export async function drainOutbox(pool: pg.Pool, maxWaitMs = 60_000): Promise<string> {
   const t0 = Date.now();
-  const left = async () => Number((await pool.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`)).rows[0].n);
+  const left = async () =>
+    Number((await pool.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`)).rows[0].n);
   const n = await waitForZero(left, t0, maxWaitMs);
   return `outbox: ${n.first} unpublished rows at first, ${n.last} after ${Date.now() - t0} ms`;
 }

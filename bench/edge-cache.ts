@@ -27,7 +27,15 @@ async function run(label: string, w: LocalWorker) {
       while (next < REQUESTS) {
         const i = next++;
         const t0 = performance.now();
-        const res = await w.fetch(persistedRequest('ProductAvailability', { sku: SKUS[i % SKUS.length] }, KEYS.storefront, 'GET', 'http://edge.bench'));
+        const res = await w.fetch(
+          persistedRequest(
+            'ProductAvailability',
+            { sku: SKUS[i % SKUS.length] },
+            KEYS.storefront,
+            'GET',
+            'http://edge.bench',
+          ),
+        );
         const body = (await res.json()) as { data?: { product?: unknown } };
         latencies.push(performance.now() - t0);
         if (res.status !== 200 || !body.data?.product) failed++;
@@ -57,17 +65,32 @@ async function main() {
   const workers: LocalWorker[] = [];
   try {
     const db = createDb({ connectionString: scratch.url, max: 2, timeouts: DEFAULTS.database.timeouts });
-    await seedProducts(db, SKUS.map((sku) => ({ sku, name: `Bench ${sku}`, priceAmount: 1000, currency: 'USD', initialStock: 100 })));
+    await seedProducts(
+      db,
+      SKUS.map((sku) => ({ sku, name: `Bench ${sku}`, priceAmount: 1000, currency: 'USD', initialStock: 100 })),
+    );
     await db.end();
-    const cached = await startLocalWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '2', EDGE_CACHE_SWR_SECONDS: '10' }, name: 'bench-cached' });
+    const cached = await startLocalWorker({
+      databaseUrl: scratch.url,
+      vars: { EDGE_CACHE_TTL_SECONDS: '2', EDGE_CACHE_SWR_SECONDS: '10' },
+      name: 'bench-cached',
+    });
     workers.push(cached);
-    const uncached = await startLocalWorker({ databaseUrl: scratch.url, vars: { EDGE_CACHE_TTL_SECONDS: '0' }, name: 'bench-uncached' });
+    const uncached = await startLocalWorker({
+      databaseUrl: scratch.url,
+      vars: { EDGE_CACHE_TTL_SECONDS: '0' },
+      name: 'bench-uncached',
+    });
     workers.push(uncached);
-    console.log(`edge cache bench: ${REQUESTS} availability reads over ${SKUS.length} SKUs, ${CONCURRENCY} in flight, workerd via miniflare`);
+    console.log(
+      `edge cache bench: ${REQUESTS} availability reads over ${SKUS.length} SKUs, ${CONCURRENCY} in flight, workerd via miniflare`,
+    );
     const rows = [await run('uncached (TTL 0)', uncached), await run('edge cache (TTL 2s, SWR 10s)', cached)];
     console.table(rows);
     const [u, c] = rows as [(typeof rows)[0], (typeof rows)[0]];
-    console.log(`speed-up: ${(c['req/s'] / u['req/s']).toFixed(1)}x requests/s; database connections ${u['db connections']} -> ${c['db connections']}`);
+    console.log(
+      `speed-up: ${(c['req/s'] / u['req/s']).toFixed(1)}x requests/s; database connections ${u['db connections']} -> ${c['db connections']}`,
+    );
     if (u.failed || c.failed) process.exitCode = 1;
   } finally {
     for (const w of workers) await w.stop();

@@ -68,12 +68,22 @@ async function gql(host: string, key: string, query: string, variables: unknown,
 function subscriber(host: string, key: string, sku: string, onEvent: (at: number, data: any) => void) {
   return new Promise<WebSocket>((resolve, reject) => {
     const ws = new WebSocket(`ws://${host}/graphql`, 'graphql-transport-ws');
-    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } })));
+    ws.on('open', () =>
+      ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } })),
+    );
     ws.on('message', (raw) => {
       const at = Date.now();
       const m = JSON.parse(String(raw));
       if (m.type === 'connection_ack') {
-        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { availabilityChanged(skus: ["${sku}"]) { available version updatedAt } }` } }));
+        ws.send(
+          JSON.stringify({
+            id: '1',
+            type: 'subscribe',
+            payload: {
+              query: `subscription { availabilityChanged(skus: ["${sku}"]) { available version updatedAt } }`,
+            },
+          }),
+        );
         resolve(ws);
       } else if (m.type === 'next') onEvent(at, m.payload.data.availabilityChanged);
     });
@@ -95,8 +105,12 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
   const server = await spawnServer({
     // one storefront key opens every subscriber's socket here (a browser would use a public key, counted per address)
     env: {
-      DATABASE_URL: opts.databaseUrl, API_KEYS: `storefront:${key},admin:${admin}`, DATABASE_POOL_SIZE: '20',
-      MAX_SOCKETS_PER_CLIENT: String(opts.subscribers), ...benchProductionEnv(), ...opts.env,
+      DATABASE_URL: opts.databaseUrl,
+      API_KEYS: `storefront:${key},admin:${admin}`,
+      DATABASE_POOL_SIZE: '20',
+      MAX_SOCKETS_PER_CLIENT: String(opts.subscribers),
+      ...benchProductionEnv(),
+      ...opts.env,
     },
     nodeArgs: opts.nodeArgs,
     onUnexpectedExit: (why) => log(why),
@@ -104,9 +118,14 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
   const host = `127.0.0.1:${server.port}`;
   const sockets: WebSocket[] = [];
   try {
-    const created = await gql(host, admin, `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
-      i: { sku, name: 'Fan-out bench', priceAmount: 100, currencyCode: 'USD', initialStock: opts.sales },
-    });
+    const created = await gql(
+      host,
+      admin,
+      `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`,
+      {
+        i: { sku, name: 'Fan-out bench', priceAmount: 100, currencyCode: 'USD', initialStock: opts.sales },
+      },
+    );
     if (created.errors || created.data.createProduct.userErrors.length) throw new Error(JSON.stringify(created));
 
     const lags: number[] = [];
@@ -137,9 +156,14 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
       Array.from({ length: concurrency }, async () => {
         while (next < opts.sales) {
           const i = next++;
-          const r = await gql(host, key, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
-            i: { idempotencyKey: `fan-${i}`, customerId: `c-${i}`, lines: [{ sku, quantity: 1 }] },
-          });
+          const r = await gql(
+            host,
+            key,
+            `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`,
+            {
+              i: { idempotencyKey: `fan-${i}`, customerId: `c-${i}`, lines: [{ sku, quantity: 1 }] },
+            },
+          );
           if (r.data?.placeOrder?.order?.status === 'RESERVED') sold++;
         }
       }),
@@ -191,12 +215,24 @@ const RESULT_PREFIX = 'FANOUT_RESULT ';
  * has run every other round. Progress lines are passed to `log`; `signal` kills the child.
  * @example const r = await runFanoutProcess({ databaseUrl, subscribers: 2000, sales: 50 })
  */
-export function runFanoutProcess(opts: { databaseUrl: string; subscribers: number; sales: number; log?: (line: string) => void; signal?: AbortSignal }): Promise<FanoutResult> {
+export function runFanoutProcess(opts: {
+  databaseUrl: string;
+  subscribers: number;
+  sales: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}): Promise<FanoutResult> {
   const log = opts.log ?? ((s: string) => console.error(s));
   return new Promise<FanoutResult>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
       cwd: path.join(path.dirname(fileURLToPath(import.meta.url)), '..'),
-      env: { ...process.env, FANOUT_DATABASE_URL: opts.databaseUrl, FANOUT_JSON: '1', SUBSCRIBERS: String(opts.subscribers), SALES: String(opts.sales) },
+      env: {
+        ...process.env,
+        FANOUT_DATABASE_URL: opts.databaseUrl,
+        FANOUT_JSON: '1',
+        SUBSCRIBERS: String(opts.subscribers),
+        SALES: String(opts.sales),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -228,7 +264,9 @@ async function main() {
   };
   // FANOUT_DATABASE_URL: run on that (migrated) database as it is, e.g. the flash-sale bench's; else a fresh one
   const given = process.env.FANOUT_DATABASE_URL;
-  const db = given ? { url: given, drop: async () => {} } : await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
+  const db = given
+    ? { url: given, drop: async () => {} }
+    : await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
   try {
     const r = await runFanout({
       databaseUrl: db.url,

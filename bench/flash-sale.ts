@@ -71,9 +71,13 @@ function settle<T>(what: string, p: Promise<T>, ms: number, log: (s: string) => 
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(() => resolve(log(`cleanup: ${what} did not finish within ${ms} ms`)), ms);
   });
-  return Promise.race([p.then(() => undefined, (err) => log(`cleanup: ${what} failed: ${(err as Error).message}`)), timeout]).finally(() =>
-    clearTimeout(timer),
-  );
+  return Promise.race([
+    p.then(
+      () => undefined,
+      (err) => log(`cleanup: ${what} failed: ${(err as Error).message}`),
+    ),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -89,17 +93,28 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     durationS: opts.durationS ?? 10,
     hotStock: opts.hotStock ?? 10_000_000,
     pgPoolSize: Math.min(opts.concurrency ?? 64, 64),
-    chartClients: [...new Set([...(opts.chartClients ?? [1, 4, 16]).filter((c) => c < (opts.concurrency ?? 64)), opts.concurrency ?? 64])].sort((a, b) => a - b),
+    chartClients: [
+      ...new Set([
+        ...(opts.chartClients ?? [1, 4, 16]).filter((c) => c < (opts.concurrency ?? 64)),
+        opts.concurrency ?? 64,
+      ]),
+    ].sort((a, b) => a - b),
     chartDurationS: opts.chartDurationS ?? 3,
     fanout: opts.fanout ?? { subscribers: 2000, sales: 50 },
   };
   const log = opts.log ?? ((s: string) => console.error(s));
   const version = opts.ceiling === 'pg' ? null : pgbenchVersion();
-  if (opts.ceiling === 'pgbench' && !version) throw new Error('pgbench is not installed (apt-get install postgresql-client)');
+  if (opts.ceiling === 'pgbench' && !version)
+    throw new Error('pgbench is not installed (apt-get install postgresql-client)');
   const ceilingVia: 'pgbench' | 'pg' = version ? 'pgbench' : 'pg';
   const timeoutMs =
     opts.timeoutMs ??
-    (240 + 10 * p.durationS + 3 * p.chartClients.length * (p.chartDurationS + 3) + Math.ceil(p.buyers / 10) + Math.ceil(p.fanout.subscribers / 20)) * 1000;
+    (240 +
+      10 * p.durationS +
+      3 * p.chartClients.length * (p.chartDurationS + 3) +
+      Math.ceil(p.buyers / 10) +
+      Math.ceil(p.fanout.subscribers / 20)) *
+      1000;
   const startedAt = new Date().toISOString();
   const loadStart = round(os.loadavg()[0]!, 2);
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -107,8 +122,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
   const ac = new AbortController();
   const onOuterAbort = () => ac.abort(new Error('stopped by the caller'));
   opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  const safety = setTimeout(() => ac.abort(new Error(`safety timeout: the bench took longer than ${timeoutMs} ms`)), timeoutMs);
-  const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+  const safety = setTimeout(
+    () => ac.abort(new Error(`safety timeout: the bench took longer than ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  const aborted = new Promise<never>((_, reject) =>
+    ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }),
+  );
   aborted.catch(() => {});
 
   let bdb: BenchDatabase | undefined;
@@ -143,9 +163,22 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     );
     log(`bench: server pid ${srv.pid} on ${srv.endpoint}`);
 
-    log(`bench: the ceiling runs through ${ceilingVia === 'pgbench' ? version : 'pg in this process (pgbench is not installed)'}`);
+    log(
+      `bench: the ceiling runs through ${ceilingVia === 'pgbench' ? version : 'pg in this process (pgbench is not installed)'}`,
+    );
     const progress = (line: string) => log(`bench:     ${line}`);
-    const ctx: ScenarioContext = { runId, pool, srv, concurrency: p.concurrency, signal: ac.signal, dbUrl: bdb.url, ceilingVia, progress, loadPool: getLoadPool, freeLoadPool };
+    const ctx: ScenarioContext = {
+      runId,
+      pool,
+      srv,
+      concurrency: p.concurrency,
+      signal: ac.signal,
+      dbUrl: bdb.url,
+      ceilingVia,
+      progress,
+      loadPool: getLoadPool,
+      freeLoadPool,
+    };
     const flash = { mode: 'flash' as const, units: p.units };
     const hot = { mode: 'hot' as const, units: p.hotStock };
     const buyers = { amount: p.buyers };
@@ -153,28 +186,57 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     // claim and the refusal path, so the flash sale measures a warm server (invariants are still checked).
     const warmupBuyers = Math.min(300, p.buyers);
     const warmup = await step(`warming up: ${warmupBuyers} placeOrders (not in the table)`, () =>
-      runOnce(lastunitScenario(ctx, { mode: 'flash', tag: 'warmup', units: Math.ceil(warmupBuyers / 3), errorsAreWarnings: true }), {
-        amount: warmupBuyers,
-      }),
+      runOnce(
+        lastunitScenario(ctx, {
+          mode: 'flash',
+          tag: 'warmup',
+          units: Math.ceil(warmupBuyers / 3),
+          errorsAreWarnings: true,
+        }),
+        {
+          amount: warmupBuyers,
+        },
+      ),
     );
     const done = (s: ScenarioResult) => {
-      log(`bench:   -> ${s.label}: ${s.requests} requests, sold ${s.sold}, ${s.claimsPerS} claims/s, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms`);
+      log(
+        `bench:   -> ${s.label}: ${s.requests} requests, sold ${s.sold}, ${s.claimsPerS} claims/s, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms`,
+      );
       return s;
     };
-    const flashLastunit = done(await step(`lastunit flash sale: ${p.buyers} buyers at ${p.units} units`, () => runOnce(lastunitScenario(ctx, flash), buyers)));
+    const flashLastunit = done(
+      await step(`lastunit flash sale: ${p.buyers} buyers at ${p.units} units`, () =>
+        runOnce(lastunitScenario(ctx, flash), buyers),
+      ),
+    );
 
     // The headline pair shares the machine with whatever else runs on it: alternate them (A B B A, half the duration
     // each) so drifting background load weighs on both alike.
-    const [luHot, ceHot] = await step('creating the hot SKUs', () => Promise.all([lastunitScenario(ctx, hot), baselineScenario(ctx, 'ceiling', hot)]));
+    const [luHot, ceHot] = await step('creating the hot SKUs', () =>
+      Promise.all([lastunitScenario(ctx, hot), baselineScenario(ctx, 'ceiling', hot)]),
+    );
     const half = { durationS: p.durationS / 2 };
-    for (const [name, sc] of [['lastunit', luHot], ['ceiling', ceHot], ['ceiling', ceHot], ['lastunit', luHot]] as const)
+    for (const [name, sc] of [
+      ['lastunit', luHot],
+      ['ceiling', ceHot],
+      ['ceiling', ceHot],
+      ['lastunit', luHot],
+    ] as const)
       await step(`${name} hot SKU, ${half.durationS} s round`, () => sc.round(half));
     const hotLastunit = done(await step('checking the hot SKUs', () => luHot.finish()));
     const hotCeiling = done(await ceHot.finish());
 
-    const naiveHot = done(await step(`naive hot SKU for ${p.durationS} s`, () => runOnce(baselineScenario(ctx, 'naive', hot), { durationS: p.durationS })));
-    const ceilingFlash = done(await step('ceiling flash sale', () => runOnce(baselineScenario(ctx, 'ceiling', flash), buyers)));
-    const naiveFlash = done(await step('naive flash sale', () => runOnce(baselineScenario(ctx, 'naive', flash), buyers)));
+    const naiveHot = done(
+      await step(`naive hot SKU for ${p.durationS} s`, () =>
+        runOnce(baselineScenario(ctx, 'naive', hot), { durationS: p.durationS }),
+      ),
+    );
+    const ceilingFlash = done(
+      await step('ceiling flash sale', () => runOnce(baselineScenario(ctx, 'ceiling', flash), buyers)),
+    );
+    const naiveFlash = done(
+      await step('naive flash sale', () => runOnce(baselineScenario(ctx, 'naive', flash), buyers)),
+    );
     const scenarios = [flashLastunit, hotLastunit, hotCeiling, naiveHot, ceilingFlash, naiveFlash];
 
     for (const s of scenarios) {
@@ -193,9 +255,17 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       }
       const c = { ...ctx, concurrency: clients, runId: `${runId}c${clients}` };
       const dur = { durationS: p.chartDurationS };
-      const lu = done(await step(`chart: lastunit hot SKU at ${clients} clients for ${dur.durationS} s`, () => runOnce(lastunitScenario(c, hot), dur)));
-      const ce = done(await step(`chart: ceiling at ${clients} clients`, () => runOnce(baselineScenario(c, 'ceiling', hot), dur)));
-      const na = done(await step(`chart: naive at ${clients} clients`, () => runOnce(baselineScenario(c, 'naive', hot), dur)));
+      const lu = done(
+        await step(`chart: lastunit hot SKU at ${clients} clients for ${dur.durationS} s`, () =>
+          runOnce(lastunitScenario(c, hot), dur),
+        ),
+      );
+      const ce = done(
+        await step(`chart: ceiling at ${clients} clients`, () => runOnce(baselineScenario(c, 'ceiling', hot), dur)),
+      );
+      const na = done(
+        await step(`chart: naive at ${clients} clients`, () => runOnce(baselineScenario(c, 'naive', hot), dur)),
+      );
       chartExtra.push(lu);
       byClients.push({ clients, lastunit: point(lu), ceiling: point(ce), naive: point(na) });
     }
@@ -203,7 +273,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     // Cheap answers: our trivial query, a bare graphql-yoga on node:http (a child process), sold-out placeOrder answers;
     // alternated (T B S S B T, twice), a quarter of the duration each, so drifting background load weighs on all alike.
     const bare = await step('starting a bare graphql-yoga on node:http (node --import tsx bench/bare-yoga.ts)', () =>
-      spawnServer({ script: 'bench/bare-yoga.ts', ready: BARE_READY, onUnexpectedExit: (why) => ac.abort(new Error(why)) }),
+      spawnServer({
+        script: 'bench/bare-yoga.ts',
+        ready: BARE_READY,
+        onUnexpectedExit: (why) => ac.abort(new Error(why)),
+      }),
     );
     log(`bench: ${await settleDatabase(pool!)}`);
     const soldOutSku = `LU-soldout-${runId}`;
@@ -213,20 +287,43 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     let soldOutRound = 0;
     try {
       // twice over: on this kind of shared box one pass swings a ratio by +-0.1 between runs
-      for (const which of ['trivial', 'bare', 'soldOut', 'soldOut', 'bare', 'trivial', 'trivial', 'bare', 'soldOut', 'soldOut', 'bare', 'trivial'] as const) {
-        const o: LoadOutcome = await step(`${which === 'soldOut' ? 'sold-out placeOrder' : which === 'bare' ? 'bare graphql-yoga { __typename }' : 'our { __typename }'}, ${quarter} s round`, () =>
-          which === 'soldOut'
-            ? runPlaceOrderLoad({ srv: srv!, sku: soldOutSku, keyPrefix: `${runId}-soldout-r${++soldOutRound}`, connections: p.concurrency, durationS: quarter, signal: ac.signal, progress })
-            : runHttpLoad({
-                port: which === 'bare' ? bare.port : srv!.port,
-                authorization: which === 'bare' ? undefined : `Bearer ${srv!.keys.storefront}`,
-                nextBody: () => TRIVIAL_BODY,
-                classify: classifyTrivial,
-                connections: p.concurrency,
-                durationS: quarter,
-                signal: ac.signal,
-                progress,
-              }),
+      for (const which of [
+        'trivial',
+        'bare',
+        'soldOut',
+        'soldOut',
+        'bare',
+        'trivial',
+        'trivial',
+        'bare',
+        'soldOut',
+        'soldOut',
+        'bare',
+        'trivial',
+      ] as const) {
+        const o: LoadOutcome = await step(
+          `${which === 'soldOut' ? 'sold-out placeOrder' : which === 'bare' ? 'bare graphql-yoga { __typename }' : 'our { __typename }'}, ${quarter} s round`,
+          () =>
+            which === 'soldOut'
+              ? runPlaceOrderLoad({
+                  srv: srv!,
+                  sku: soldOutSku,
+                  keyPrefix: `${runId}-soldout-r${++soldOutRound}`,
+                  connections: p.concurrency,
+                  durationS: quarter,
+                  signal: ac.signal,
+                  progress,
+                })
+              : runHttpLoad({
+                  port: which === 'bare' ? bare.port : srv!.port,
+                  authorization: which === 'bare' ? undefined : `Bearer ${srv!.keys.storefront}`,
+                  nextBody: () => TRIVIAL_BODY,
+                  classify: classifyTrivial,
+                  connections: p.concurrency,
+                  durationS: quarter,
+                  signal: ac.signal,
+                  progress,
+                }),
         );
         mergeOutcome(cheap[which], o);
       }
@@ -235,8 +332,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     }
     const rate = (o: LoadOutcome) => round(o.elapsedS > 0 ? o.requests / o.elapsedS : 0);
     const cheapProblems: string[] = [];
-    if (cheap.soldOut.claimed > 0) cheapProblems.push(`sold-out placeOrder: ${cheap.soldOut.claimed} claims of a SKU with no stock`);
-    for (const [k, o] of Object.entries(cheap)) if (o.errors) cheapProblems.push(`${k}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
+    if (cheap.soldOut.claimed > 0)
+      cheapProblems.push(`sold-out placeOrder: ${cheap.soldOut.claimed} claims of a SKU with no stock`);
+    for (const [k, o] of Object.entries(cheap))
+      if (o.errors) cheapProblems.push(`${k}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
 
     // Live fan-out, on a server of its own (the HTTP server is stopped first: it would only take CPU), its subscribers
     // in a process of their own (bench/fanout.ts).
@@ -244,20 +343,47 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     await settle('stopping the server', srv.stop(), 15_000, log);
     // a latency measurement: not while a checkpoint or an autovacuum of the earlier rounds' tables is running
     log(`bench: ${await settleDatabase(pool!)}`);
-    const fan = await step(`live fan-out: ${p.fanout.subscribers} subscribers, a burst of ${p.fanout.sales} sales`, () =>
-      runFanoutProcess({ databaseUrl: bdb!.url, ...p.fanout, log: (l) => log(`bench:   ${l}`), signal: ac.signal }),
+    const fan = await step(
+      `live fan-out: ${p.fanout.subscribers} subscribers, a burst of ${p.fanout.sales} sales`,
+      () =>
+        runFanoutProcess({ databaseUrl: bdb!.url, ...p.fanout, log: (l) => log(`bench:   ${l}`), signal: ac.signal }),
     );
     log(formatFanout(fan));
     if (fan.sold !== p.fanout.sales) cheapProblems.push(`fan-out: sold ${fan.sold} of ${p.fanout.sales}`);
 
     const ratio = (a: number, b: number) => (b > 0 ? round(a / b, 3) : null);
     const ratios = {
-      hotVsCeiling: { lastunitClaimsPerS: hotLastunit.claimsPerS, ceilingClaimsPerS: hotCeiling.claimsPerS, clients: p.concurrency, via: ceilingVia, ratio: ratio(hotLastunit.claimsPerS, hotCeiling.claimsPerS), target: 1 },
-      soldOutVsTrivial: { soldOutPerS: rate(cheap.soldOut), trivialPerS: rate(cheap.trivial), ratio: ratio(rate(cheap.soldOut), rate(cheap.trivial)), target: 0.8 },
-      trivialVsBareYoga: { trivialPerS: rate(cheap.trivial), bareYogaPerS: rate(cheap.bare), ratio: ratio(rate(cheap.trivial), rate(cheap.bare)), target: 0.8 },
-      fanoutFreshness: { p50Ms: fan.freshnessMs.p50, p99Ms: fan.freshnessMs.p99, targetMs: FRESHNESS_TARGET_MS, ratio: ratio(FRESHNESS_TARGET_MS, fan.freshnessMs.p99), target: 1 },
+      hotVsCeiling: {
+        lastunitClaimsPerS: hotLastunit.claimsPerS,
+        ceilingClaimsPerS: hotCeiling.claimsPerS,
+        clients: p.concurrency,
+        via: ceilingVia,
+        ratio: ratio(hotLastunit.claimsPerS, hotCeiling.claimsPerS),
+        target: 1,
+      },
+      soldOutVsTrivial: {
+        soldOutPerS: rate(cheap.soldOut),
+        trivialPerS: rate(cheap.trivial),
+        ratio: ratio(rate(cheap.soldOut), rate(cheap.trivial)),
+        target: 0.8,
+      },
+      trivialVsBareYoga: {
+        trivialPerS: rate(cheap.trivial),
+        bareYogaPerS: rate(cheap.bare),
+        ratio: ratio(rate(cheap.trivial), rate(cheap.bare)),
+        target: 0.8,
+      },
+      fanoutFreshness: {
+        p50Ms: fan.freshnessMs.p50,
+        p99Ms: fan.freshnessMs.p99,
+        targetMs: FRESHNESS_TARGET_MS,
+        ratio: ratio(FRESHNESS_TARGET_MS, fan.freshnessMs.p99),
+        target: 1,
+      },
     };
-    const problems = [warmup, ...scenarios, ...chartExtra].flatMap((s) => s.problems.map((x) => `${s.label}: ${x}`)).concat(cheapProblems);
+    const problems = [warmup, ...scenarios, ...chartExtra]
+      .flatMap((s) => s.problems.map((x) => `${s.label}: ${x}`))
+      .concat(cheapProblems);
     const result: BenchResult = {
       version: 1,
       startedAt,
@@ -272,15 +398,31 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
         postgres: pgVersion,
         serverPoolSize: String(opts.serverPoolSize ?? process.env.DATABASE_POOL_SIZE ?? '20 (server default)'),
       },
-      headline: { ratio: hotLastunit.ratioToCeiling, lastunitClaimsPerS: hotLastunit.claimsPerS, ceilingClaimsPerS: hotCeiling.claimsPerS },
+      headline: {
+        ratio: hotLastunit.ratioToCeiling,
+        lastunitClaimsPerS: hotLastunit.claimsPerS,
+        ceilingClaimsPerS: hotCeiling.claimsPerS,
+      },
       ceiling: { via: ceilingVia, version: version ?? `pg ${process.version}` },
       ratios,
       byClients,
       fanout: fan,
       cheap: {
-        trivial: { requestsPerS: rate(cheap.trivial), p50Ms: cheap.trivial.latency.percentiles(50)[0]!, p99Ms: cheap.trivial.latency.percentiles(99)[0]! },
-        bareYoga: { requestsPerS: rate(cheap.bare), p50Ms: cheap.bare.latency.percentiles(50)[0]!, p99Ms: cheap.bare.latency.percentiles(99)[0]! },
-        soldOut: { requestsPerS: rate(cheap.soldOut), p50Ms: cheap.soldOut.latency.percentiles(50)[0]!, p99Ms: cheap.soldOut.latency.percentiles(99)[0]! },
+        trivial: {
+          requestsPerS: rate(cheap.trivial),
+          p50Ms: cheap.trivial.latency.percentiles(50)[0]!,
+          p99Ms: cheap.trivial.latency.percentiles(99)[0]!,
+        },
+        bareYoga: {
+          requestsPerS: rate(cheap.bare),
+          p50Ms: cheap.bare.latency.percentiles(50)[0]!,
+          p99Ms: cheap.bare.latency.percentiles(99)[0]!,
+        },
+        soldOut: {
+          requestsPerS: rate(cheap.soldOut),
+          p50Ms: cheap.soldOut.latency.percentiles(50)[0]!,
+          p99Ms: cheap.soldOut.latency.percentiles(99)[0]!,
+        },
       },
       problems,
       scenarios,
@@ -295,17 +437,28 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     const svgFile = opts.svgFile ?? svgBeside(outFile);
     await mkdir(path.dirname(svgFile), { recursive: true });
     const series = (['lastunit', 'ceiling', 'naive'] as const).map((k, i) => ({
-      name: k === 'lastunit' ? 'lastunit placeOrder (HTTP)' : k === 'ceiling' ? `bare claim (${ceilingVia})` : 'naive read-then-write (pg)',
+      name:
+        k === 'lastunit'
+          ? 'lastunit placeOrder (HTTP)'
+          : k === 'ceiling'
+            ? `bare claim (${ceilingVia})`
+            : 'naive read-then-write (pg)',
       color: ['#1f77b4', '#2ca02c', '#d62728'][i]!,
       points: byClients.map((r) => ({ clients: r.clients, ...r[k] })),
     }));
-    await writeFile(svgFile, renderChart(series, `npm run bench, ${result.finishedAt.slice(0, 16)}Z, ${os.cpus().length} CPUs, PostgreSQL ${pgVersion}, load ${loadStart} -> ${result.environment.loadAvg.end}`));
+    await writeFile(
+      svgFile,
+      renderChart(
+        series,
+        `npm run bench, ${result.finishedAt.slice(0, 16)}Z, ${os.cpus().length} CPUs, PostgreSQL ${pgVersion}, load ${loadStart} -> ${result.environment.loadAvg.end}`,
+      ),
+    );
     log(`bench: wrote ${path.relative(process.cwd(), outFile)} and ${path.relative(process.cwd(), svgFile)}`);
     return result;
   } finally {
     clearTimeout(safety);
     opts.signal?.removeEventListener('abort', onOuterAbort);
-    if (!ac.signal.aborted) ac.abort(new Error('bench finished'));  // stops any load still running after a fault
+    if (!ac.signal.aborted) ac.abort(new Error('bench finished')); // stops any load still running after a fault
     if (srv) await settle('stopping the server', srv.stop(), 15_000, log);
     if (pool) await settle('closing the pg pool', pool.end(), 15_000, log);
     await settle('closing the pg load pool', freeLoadPool(), 15_000, log);
@@ -317,7 +470,9 @@ const svgBeside = (jsonFile: string) => jsonFile.replace(/\.json$/, '') + '.svg'
 
 function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = new Map(
-    argv.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => [a.slice(2, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] as const),
+    argv
+      .filter((a) => a.startsWith('--') && a.includes('='))
+      .map((a) => [a.slice(2, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] as const),
   );
   const num = (flag: string, name: string, min: number): number | undefined => {
     const v = flags.get(flag) ?? env[name];
@@ -343,10 +498,14 @@ function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     chartDurationS: num('chart-duration', 'BENCH_CHART_DURATION_S', 0.5),
     chartClients: (flags.get('chart-clients') ?? env.BENCH_CHART_CLIENTS)?.split(',').map((c) => {
       const n = Number(c);
-      if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_CHART_CLIENTS / --chart-clients must be client counts like 1,4,16, got "${c}"`);
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`BENCH_CHART_CLIENTS / --chart-clients must be client counts like 1,4,16, got "${c}"`);
       return n;
     }),
-    fanout: { subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 2000, sales: int('sales', 'BENCH_SALES', 1) ?? 50 },
+    fanout: {
+      subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 2000,
+      sales: int('sales', 'BENCH_SALES', 1) ?? 50,
+    },
     ceiling: env.BENCH_CEILING === 'pg' ? 'pg' : undefined,
   };
 }
@@ -363,7 +522,9 @@ async function main() {
   console.log(`\nJSON: ${path.relative(process.cwd(), outFile)}, chart: ${path.relative(process.cwd(), svgFile)}`);
   if (updateDocs && result.ok) {
     await copyFile(svgFile, DOCS_SVG_FILE);
-    console.log(`--update-docs: copied the chart to ${path.relative(process.cwd(), DOCS_SVG_FILE)} (the README's); say in the README what this run printed`);
+    console.log(
+      `--update-docs: copied the chart to ${path.relative(process.cwd(), DOCS_SVG_FILE)} (the README's); say in the README what this run printed`,
+    );
   } else if (updateDocs) console.log('--update-docs: the run failed, so docs/bench.svg is left as it was');
   return result.ok ? 0 : 1;
 }
@@ -372,7 +533,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   main().then(
     (code) => process.exit(code),
     (err) => {
-      console.error(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       process.exit(2);
     },
   );

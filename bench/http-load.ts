@@ -9,7 +9,12 @@ const CREATE_PRODUCT = `mutation($input: CreateProductInput!) { createProduct(in
 const REFUSALS = new Set(['SOLD_OUT', 'INSUFFICIENT_STOCK']);
 
 /** One GraphQL request (setup only, not measured). */
-export async function gql(endpoint: string, key: string, query: string, variables: Record<string, unknown>): Promise<any> {
+export async function gql(
+  endpoint: string,
+  key: string,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<any> {
   const res = await fetch(endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -17,7 +22,8 @@ export async function gql(endpoint: string, key: string, query: string, variable
     signal: AbortSignal.timeout(15_000),
   });
   const body = await res.json().catch(() => null);
-  if (res.status !== 200 || !body || body.errors) throw new Error(`GraphQL fault: HTTP ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || !body || body.errors)
+    throw new Error(`GraphQL fault: HTTP ${res.status} ${JSON.stringify(body)}`);
   return body.data;
 }
 
@@ -27,7 +33,8 @@ export async function createProduct(srv: ServerProcess, sku: string, stock: numb
     input: { sku, name: `Bench ${sku}`, priceAmount: 1999, currencyCode: 'USD', initialStock: stock },
   });
   const p = data.createProduct;
-  if (p.userErrors.length || p.product?.sku !== sku) throw new Error(`createProduct ${sku} failed: ${JSON.stringify(p)}`);
+  if (p.userErrors.length || p.product?.sku !== sku)
+    throw new Error(`createProduct ${sku} failed: ${JSON.stringify(p)}`);
 }
 
 export type HttpLoadOptions = {
@@ -92,7 +99,11 @@ export function runHttpLoad(opts: QueryLoadOptions): Promise<LoadOutcome> {
     const started = process.hrtime.bigint();
     let answers = 0;
     const ticker = opts.progress
-      ? setInterval(() => opts.progress!(`  ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(0)} s: ${answers} answers`), 1000)
+      ? setInterval(
+          () =>
+            opts.progress!(`  ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(0)} s: ${answers} answers`),
+          1000,
+        )
       : undefined;
     const inst = autocannon(
       {
@@ -105,7 +116,10 @@ export function runHttpLoad(opts: QueryLoadOptions): Promise<LoadOutcome> {
           {
             method: 'POST',
             path: '/graphql',
-            headers: { 'content-type': 'application/json', ...(opts.authorization ? { authorization: opts.authorization } : {}) },
+            headers: {
+              'content-type': 'application/json',
+              ...(opts.authorization ? { authorization: opts.authorization } : {}),
+            },
             setupRequest: (req) => ({ ...req, body: opts.nextBody() }),
             onResponse: (status, body) => {
               answers++;
@@ -120,7 +134,8 @@ export function runHttpLoad(opts: QueryLoadOptions): Promise<LoadOutcome> {
         o.elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
         o.requests = o.claimed + o.refused + o.errors;
         if (err) reject(err);
-        else if (opts.signal?.aborted) reject(new Error(`aborted: ${String(opts.signal.reason?.message ?? opts.signal.reason)}`));
+        else if (opts.signal?.aborted)
+          reject(new Error(`aborted: ${String(opts.signal.reason?.message ?? opts.signal.reason)}`));
         else resolve(o);
       },
     );
@@ -142,10 +157,22 @@ export async function runPlaceOrderLoad(opts: HttpLoadOptions): Promise<HttpOutc
     const n = keysSent++;
     return JSON.stringify({
       query: PLACE_ORDER,
-      variables: { input: { idempotencyKey: `${opts.keyPrefix}-${n}`, customerId: `${opts.keyPrefix}-buyer-${n}`, lines: [{ sku: opts.sku, quantity: 1 }] } },
+      variables: {
+        input: {
+          idempotencyKey: `${opts.keyPrefix}-${n}`,
+          customerId: `${opts.keyPrefix}-buyer-${n}`,
+          lines: [{ sku: opts.sku, quantity: 1 }],
+        },
+      },
     });
   };
-  const o = await runHttpLoad({ ...opts, port: opts.srv.port, authorization: `Bearer ${opts.srv.keys.storefront}`, nextBody, classify });
+  const o = await runHttpLoad({
+    ...opts,
+    port: opts.srv.port,
+    authorization: `Bearer ${opts.srv.keys.storefront}`,
+    nextBody,
+    classify,
+  });
   return { ...o, keysSent };
 }
 

@@ -50,11 +50,27 @@ export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
   try {
     const script = path.join(dir, 'claim.sql');
     await writeFile(script, CEILING_SCRIPT);
-    const perClient = opts.transactions !== undefined ? Math.max(1, Math.ceil(opts.transactions / opts.clients)) : undefined;
+    const perClient =
+      opts.transactions !== undefined ? Math.max(1, Math.ceil(opts.transactions / opts.clients)) : undefined;
     const args = [
-      '-n', '-M', 'prepared', '-c', String(opts.clients), '-j', String(Math.min(opts.clients, os.cpus().length)),
-      '-P', '1', '-l', `--log-prefix=${path.join(dir, 'tx')}`, '-D', `sku=${opts.sku}`, '-f', script,
-      ...(perClient !== undefined ? ['-t', String(perClient)] : ['-T', String(Math.max(1, Math.round(opts.durationS ?? 10)))]),
+      '-n',
+      '-M',
+      'prepared',
+      '-c',
+      String(opts.clients),
+      '-j',
+      String(Math.min(opts.clients, os.cpus().length)),
+      '-P',
+      '1',
+      '-l',
+      `--log-prefix=${path.join(dir, 'tx')}`,
+      '-D',
+      `sku=${opts.sku}`,
+      '-f',
+      script,
+      ...(perClient !== undefined
+        ? ['-t', String(perClient)]
+        : ['-T', String(Math.max(1, Math.round(opts.durationS ?? 10)))]),
       opts.url,
     ];
     const before = await countClaims(opts.pool, opts.sku);
@@ -95,7 +111,8 @@ export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
       }
     }
     const failed = /number of failed transactions: (\d+)/.exec(output);
-    if (failed && Number(failed[1]) > 0) for (let i = 0; i < Number(failed[1]); i++) noteError(o, 'pgbench: failed transaction');
+    if (failed && Number(failed[1]) > 0)
+      for (let i = 0; i < Number(failed[1]); i++) noteError(o, 'pgbench: failed transaction');
     o.claimed = (await countClaims(opts.pool, opts.sku)) - before;
     o.refused = Math.max(0, transactions - o.claimed);
     o.requests = o.claimed + o.refused + o.errors;

@@ -40,7 +40,9 @@ try {
     }
     const one = total.one.n / total.one.s;
     const two = total.two.n / total.two.s;
-    console.log(`one process: ${one.toFixed(0)}/s  two processes: ${two.toFixed(0)}/s  two/one = ${(two / one).toFixed(2)}`);
+    console.log(
+      `one process: ${one.toFixed(0)}/s  two processes: ${two.toFixed(0)}/s  two/one = ${(two / one).toFixed(2)}`,
+    );
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }

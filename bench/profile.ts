@@ -26,7 +26,15 @@ export function summarize(p: Profile, top = 20) {
     const where = nm ? nm[1]! : url.startsWith('node:') ? url : url ? path.relative(process.cwd(), url) : '';
     const name = `${n.callFrame.functionName || '(anonymous)'} ${where}${url ? `:${n.callFrame.lineNumber + 1}` : ''}`;
     frames.set(name, (frames.get(name) ?? 0) + 1);
-    const pkg = nm ? nm[1]! : url.startsWith('node:') ? 'node: (core js)' : url ? 'lastunit' : n.callFrame.functionName.startsWith('(') ? n.callFrame.functionName : '(native)';
+    const pkg = nm
+      ? nm[1]!
+      : url.startsWith('node:')
+        ? 'node: (core js)'
+        : url
+          ? 'lastunit'
+          : n.callFrame.functionName.startsWith('(')
+            ? n.callFrame.functionName
+            : '(native)';
     packages.set(pkg, (packages.get(pkg) ?? 0) + 1);
   }
   const pct = (n: number) => `${((100 * n) / total).toFixed(1).padStart(5)}%`;
@@ -34,9 +42,13 @@ export function summarize(p: Profile, top = 20) {
   return [
     `samples ${total}, ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s`,
     'top frames by self time:',
-    ...sorted(frames).slice(0, top).map(([k, v]) => `  ${pct(v)}  ${k}`),
+    ...sorted(frames)
+      .slice(0, top)
+      .map(([k, v]) => `  ${pct(v)}  ${k}`),
     'self time by package:',
-    ...sorted(packages).slice(0, 12).map(([k, v]) => `  ${pct(v)}  ${k}`),
+    ...sorted(packages)
+      .slice(0, 12)
+      .map(([k, v]) => `  ${pct(v)}  ${k}`),
   ].join('\n');
 }
 
@@ -52,10 +64,19 @@ async function main() {
     try {
       if (trivial) {
         const load = (durationS: number) =>
-          runHttpLoad({ port: srv.port, authorization: `Bearer ${srv.keys.storefront}`, nextBody: () => TRIVIAL_BODY, classify: classifyTrivial, connections: clients, durationS });
+          runHttpLoad({
+            port: srv.port,
+            authorization: `Bearer ${srv.keys.storefront}`,
+            nextBody: () => TRIVIAL_BODY,
+            classify: classifyTrivial,
+            connections: clients,
+            durationS,
+          });
         await load(2);
         const o = await load(durationS);
-        console.log(`trivial { __typename }, ${clients} clients, ${durationS} s: ${o.claimed} answered, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`);
+        console.log(
+          `trivial { __typename }, ${clients} clients, ${durationS} s: ${o.claimed} answered, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`,
+        );
       }
       const sku = `PROF-${randomBytes(3).toString('hex')}`;
       if (!trivial) {
@@ -63,14 +84,17 @@ async function main() {
         // warm-up, then the measured load
         await runPlaceOrderLoad({ srv, sku, keyPrefix: `${sku}-w`, connections: clients, amount: 500 });
         const o = await runPlaceOrderLoad({ srv, sku, keyPrefix: `${sku}-m`, connections: clients, durationS });
-        console.log(`${soldOut ? 'sold-out' : 'hot SKU'} placeOrder, ${clients} clients, ${durationS} s: ${o.claimed} claimed, ${o.refused} refused, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`);
+        console.log(
+          `${soldOut ? 'sold-out' : 'hot SKU'} placeOrder, ${clients} clients, ${durationS} s: ${o.claimed} claimed, ${o.refused} refused, ${o.errors} errors, ${(o.requests / o.elapsedS).toFixed(0)} req/s`,
+        );
       }
     } finally {
       await srv.stop('SIGTERM', 15_000);
     }
     const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
     for (const f of files) console.log(summarize(JSON.parse(await readFile(path.join(dir, f), 'utf8')) as Profile));
-    if (process.env.PROFILE_KEEP) for (const f of files) await copyFile(path.join(dir, f), `${process.env.PROFILE_KEEP}-${f}`);
+    if (process.env.PROFILE_KEEP)
+      for (const f of files) await copyFile(path.join(dir, f), `${process.env.PROFILE_KEEP}-${f}`);
   } finally {
     await db.drop();
     await rm(dir, { recursive: true, force: true });

@@ -59,7 +59,14 @@ export type BenchResult = {
   startedAt: string;
   finishedAt: string;
   ok: boolean;
-  params: { buyers: number; units: number; concurrency: number; durationS: number; hotStock: number; pgPoolSize: number };
+  params: {
+    buyers: number;
+    units: number;
+    concurrency: number;
+    durationS: number;
+    hotStock: number;
+    pgPoolSize: number;
+  };
   environment: {
     node: string;
     cpus: number;
@@ -75,7 +82,14 @@ export type BenchResult = {
   ceiling: { via: 'pgbench' | 'pg'; version: string };
   /** the four ratios of one run, each with its raw figures and its target */
   ratios: {
-    hotVsCeiling: { lastunitClaimsPerS: number; ceilingClaimsPerS: number; clients: number; via: 'pgbench' | 'pg'; ratio: number | null; target: number };
+    hotVsCeiling: {
+      lastunitClaimsPerS: number;
+      ceilingClaimsPerS: number;
+      clients: number;
+      via: 'pgbench' | 'pg';
+      ratio: number | null;
+      target: number;
+    };
     soldOutVsTrivial: { soldOutPerS: number; trivialPerS: number; ratio: number | null; target: number };
     trivialVsBareYoga: { trivialPerS: number; bareYogaPerS: number; ratio: number | null; target: number };
     /** ratio = target / p99 (>= 1: met) */
@@ -100,7 +114,20 @@ const fmt = {
 
 /** The table as printed by `npm run bench`: every row and column named in words, and what the figures mean below it. */
 export function formatTable(r: BenchResult): string {
-  const head = ['what ran', 'sent', 'answered', 'units sold', 'oversold', 'dup. orders', 'errors', 'sold/s', 'answers/s', 'p50 ms', 'p99 ms', 'vs bare'];
+  const head = [
+    'what ran',
+    'sent',
+    'answered',
+    'units sold',
+    'oversold',
+    'dup. orders',
+    'errors',
+    'sold/s',
+    'answers/s',
+    'p50 ms',
+    'p99 ms',
+    'vs bare',
+  ];
   const rows = r.scenarios.map((s) => [
     s.label,
     fmt.int(s.sent),
@@ -116,10 +143,13 @@ export function formatTable(r: BenchResult): string {
     fmt.ratio(s.ratioToCeiling),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const line2 = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(8) : c.padStart(26))).join('');
   const p = r.params;
-  const naive = r.scenarios.filter((s) => s.engine === 'naive').map((s) => `${s.mode === 'hot' ? 'hot SKU' : 'flash sale'} ${s.conserved ? 'conserved' : 'NOT conserved'}`);
+  const naive = r.scenarios
+    .filter((s) => s.engine === 'naive')
+    .map((s) => `${s.mode === 'hot' ? 'hot SKU' : 'flash sale'} ${s.conserved ? 'conserved' : 'NOT conserved'}`);
   const out = [
     `lastunit flash-sale bench: ${p.buyers} buyers at ${p.units} units, ${p.concurrency} concurrent clients, ` +
       `hot SKU ${p.durationS} s at ${fmt.int(p.hotStock)} units; pg pool ${p.pgPoolSize}, server pool ${r.environment.serverPoolSize}`,
@@ -141,11 +171,18 @@ export function formatTable(r: BenchResult): string {
     '  completes them after the client stopped listening, so units sold can exceed answered, never sent.',
     'units sold: claims recorded in the database. dup. orders: orders beyond one per idempotency key (must be 0).',
     'sold/s: units sold per second (a flash sale sells only its stock, so its rate is answers/s). vs bare: hot-SKU rows sold/s over',
-    '  the bare claim statement\'s on a hot SKU; flash-sale rows answers/s over the bare statement\'s flash sale (1.00 = as fast as one SQL statement).',
+    "  the bare claim statement's on a hot SKU; flash-sale rows answers/s over the bare statement's flash sale (1.00 = as fast as one SQL statement).",
     '',
     'hot SKU by concurrent clients: units sold/s (p50 / p99 ms)',
     line2(['clients', 'placeOrder (HTTP)', `bare claim (${r.ceiling.via})`, 'naive (pg)']),
-    ...r.byClients.map((c) => line2([String(c.clients), ...[c.lastunit, c.ceiling, c.naive].map((x) => `${fmt.int(x.claimsPerS)} (${fmt.ms(x.p50Ms)} / ${fmt.ms(x.p99Ms)})`)])),
+    ...r.byClients.map((c) =>
+      line2([
+        String(c.clients),
+        ...[c.lastunit, c.ceiling, c.naive].map(
+          (x) => `${fmt.int(x.claimsPerS)} (${fmt.ms(x.p50Ms)} / ${fmt.ms(x.p99Ms)})`,
+        ),
+      ]),
+    ),
     '',
     `RATIOS (one run; target in brackets)`,
     `  1. hot SKU: placeOrder's units sold/s over the ${r.ratios.hotVsCeiling.via} bare claim statement's, ${r.ratios.hotVsCeiling.clients} clients: ` +

@@ -8,7 +8,14 @@ import type { Mode, ScenarioResult } from './report.js';
 import type { ServerProcess } from './server.js';
 import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
 import { round } from '../kit/stats.js';
-import { baselineFacts, conserved, lastunitFacts, oversoldFromInventory, waitForQuiet, type InventoryRow } from './verify.js';
+import {
+  baselineFacts,
+  conserved,
+  lastunitFacts,
+  oversoldFromInventory,
+  waitForQuiet,
+  type InventoryRow,
+} from './verify.js';
 
 export type ScenarioContext = {
   runId: string;
@@ -59,7 +66,19 @@ const LABELS = {
  * What every scenario reports alike: the client's counts, the database's figures and the rates over the measured
  * windows (from the answers clients received in them).
  */
-function figures(ctx: ScenarioContext, spec: Spec, run: { sku: string; rounds: number; o: LoadOutcome; sent: number; sold: number; oversold: number; inventory: InventoryRow }) {
+function figures(
+  ctx: ScenarioContext,
+  spec: Spec,
+  run: {
+    sku: string;
+    rounds: number;
+    o: LoadOutcome;
+    sent: number;
+    sold: number;
+    oversold: number;
+    inventory: InventoryRow;
+  },
+) {
   const { o } = run;
   const [p50, p99] = o.latency.percentiles(50, 99);
   return {
@@ -98,7 +117,13 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
 
   async function roundFn(limit: Limit) {
     const r = await runPlaceOrderLoad({
-      srv: ctx.srv, sku, keyPrefix: `${keyPrefix}-r${++rounds}`, connections: ctx.concurrency, ...limit, signal: ctx.signal, progress: ctx.progress,
+      srv: ctx.srv,
+      sku,
+      keyPrefix: `${keyPrefix}-r${++rounds}`,
+      connections: ctx.concurrency,
+      ...limit,
+      signal: ctx.signal,
+      progress: ctx.progress,
     });
     mergeOutcome(o, r).keysSent += r.keysSent;
     if (limit.amount !== undefined) requested = (requested ?? 0) + limit.amount;
@@ -119,16 +144,34 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
     const check = (ok: boolean, what: string) => {
       if (!ok) problems.push(what);
     };
-    check(oversold === 0, `oversold ${oversold}: reserved+sold ${f.inventory.reserved + f.inventory.sold} > ${spec.units} units`);
-    check(duplicates === 0, `duplicates ${duplicates}: ${f.orders} orders for ${f.keyRows} idempotency keys (${f.orphanOrders} without a key)`);
+    check(
+      oversold === 0,
+      `oversold ${oversold}: reserved+sold ${f.inventory.reserved + f.inventory.sold} > ${spec.units} units`,
+    );
+    check(
+      duplicates === 0,
+      `duplicates ${duplicates}: ${f.orders} orders for ${f.keyRows} idempotency keys (${f.orphanOrders} without a key)`,
+    );
     if (o.errors) (spec.errorsAreWarnings ? warnings : problems).push(`${o.errors} HTTP/GraphQL errors`);
     check(conserved(f.inventory, spec.units), `units not conserved: ${JSON.stringify(f.inventory)} vs ${spec.units}`);
-    check(sold >= o.claimed && sold <= o.claimed + unanswered, `${sold} RESERVED orders, clients told RESERVED ${o.claimed} times (${unanswered} unanswered)`);
-    check(f.heldUnits === f.inventory.reserved && f.heldReservations === sold, `HELD reservations ${f.heldReservations} (${f.heldUnits} units) vs reserved ${f.inventory.reserved}`);
-    check(f.orders >= answered && f.orders <= o.keysSent, `${o.keysSent} keys sent, ${answered} answered, but ${f.orders} orders`);
+    check(
+      sold >= o.claimed && sold <= o.claimed + unanswered,
+      `${sold} RESERVED orders, clients told RESERVED ${o.claimed} times (${unanswered} unanswered)`,
+    );
+    check(
+      f.heldUnits === f.inventory.reserved && f.heldReservations === sold,
+      `HELD reservations ${f.heldReservations} (${f.heldUnits} units) vs reserved ${f.inventory.reserved}`,
+    );
+    check(
+      f.orders >= answered && f.orders <= o.keysSent,
+      `${o.keysSent} keys sent, ${answered} answered, but ${f.orders} orders`,
+    );
     check(f.keyRows === f.orders, `${f.keyRows} key rows for ${f.orders} orders`);
     if (spec.mode === 'flash' && o.errors === 0 && requested !== undefined)
-      check(sold === Math.min(spec.units, requested), `sold ${sold} of ${spec.units} units to ${requested} buyers (undersold)`);
+      check(
+        sold === Math.min(spec.units, requested),
+        `sold ${sold} of ${spec.units} units to ${requested} buyers (undersold)`,
+      );
     return {
       id: `lastunit-${tag}`,
       label: spec.tag ? `${spec.tag}: placeOrder over HTTP` : LABELS.lastunit[spec.mode],
@@ -144,7 +187,11 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
 }
 
 /** The ceiling or the naive claim straight through pg, on a SKU created with the same stock. */
-export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' | 'naive', spec: Spec): Promise<Scenario> {
+export async function baselineScenario(
+  ctx: ScenarioContext,
+  engine: 'ceiling' | 'naive',
+  spec: Spec,
+): Promise<Scenario> {
   const sku = `${engine.toUpperCase()}-${spec.mode}-${ctx.runId}`;
   await createProduct(ctx.srv, sku, spec.units);
   const o = newOutcome();
@@ -156,11 +203,33 @@ export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' |
     if (via === 'pgbench') {
       await ctx.freeLoadPool();
       const { amount: transactions, durationS } = limit;
-      mergeOutcome(o, await runPgbench({ url: ctx.dbUrl, pool: ctx.pool, sku, clients: ctx.concurrency, transactions, durationS, signal: ctx.signal, onProgress: ctx.progress }));
+      mergeOutcome(
+        o,
+        await runPgbench({
+          url: ctx.dbUrl,
+          pool: ctx.pool,
+          sku,
+          clients: ctx.concurrency,
+          transactions,
+          durationS,
+          signal: ctx.signal,
+          onProgress: ctx.progress,
+        }),
+      );
       return;
     }
     const claim = engine === 'ceiling' ? ceilingClaim : naiveClaim;
-    mergeOutcome(o, await runPgLoad({ pool: await ctx.loadPool(), sku, claim, concurrency: ctx.concurrency, ...limit, signal: ctx.signal }));
+    mergeOutcome(
+      o,
+      await runPgLoad({
+        pool: await ctx.loadPool(),
+        sku,
+        claim,
+        concurrency: ctx.concurrency,
+        ...limit,
+        signal: ctx.signal,
+      }),
+    );
   }
 
   async function finish(): Promise<ScenarioResult> {
@@ -170,7 +239,8 @@ export async function baselineScenario(ctx: ScenarioContext, engine: 'ceiling' |
     const warnings: string[] = []; // a baseline cannot fail the run, but a broken measurement must be visible
     if (o.errors) warnings.push(`${o.errors} database errors`);
     if (sold !== o.claimed) warnings.push(`${sold} claim rows, ${o.claimed} claims reported`);
-    if (engine === 'ceiling' && (oversold || !conserved(f.inventory, spec.units))) warnings.push(`ceiling broke the stock: ${JSON.stringify(f.inventory)}`);
+    if (engine === 'ceiling' && (oversold || !conserved(f.inventory, spec.units)))
+      warnings.push(`ceiling broke the stock: ${JSON.stringify(f.inventory)}`);
     return {
       id: `${engine}-${spec.mode}`,
       label: `${LABELS[engine][spec.mode]} (${via})`,

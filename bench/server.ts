@@ -45,7 +45,8 @@ export async function startServer(opts: {
     },
     startTimeoutMs: opts.startTimeoutMs,
     nodeArgs: opts.nodeArgs,
-    onUnexpectedExit: opts.onUnexpectedExit && ((why) => opts.onUnexpectedExit!(`the server exited during the bench: ${why}`)),
+    onUnexpectedExit:
+      opts.onUnexpectedExit && ((why) => opts.onUnexpectedExit!(`the server exited during the bench: ${why}`)),
   });
   return { ...srv, keys };
 }

@@ -18,7 +18,9 @@ export type LastunitFacts = {
 };
 
 async function inventory(pool: pg.Pool | pg.PoolClient, sku: string): Promise<InventoryRow> {
-  const { rows } = await pool.query<InventoryRow>('SELECT available, reserved, sold FROM inventory WHERE sku = $1', [sku]);
+  const { rows } = await pool.query<InventoryRow>('SELECT available, reserved, sold FROM inventory WHERE sku = $1', [
+    sku,
+  ]);
   if (!rows[0]) throw new Error(`no inventory row for ${sku}`);
   return rows[0];
 }
@@ -59,7 +61,9 @@ export async function lastunitFacts(pool: pg.Pool, sku: string, keyPrefix: strin
         WHERE o.id IN (SELECT order_id FROM order_lines WHERE sku = $1)`,
       [sku],
     );
-    const keys = await c.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE starts_with(key, $1)`, [keyPrefix]);
+    const keys = await c.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE starts_with(key, $1)`, [
+      keyPrefix,
+    ]);
     const held = await c.query(
       `SELECT count(*)::int AS n, coalesce(sum(quantity), 0)::int AS q FROM reservations WHERE sku = $1 AND state = 'HELD'`,
       [sku],

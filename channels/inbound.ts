@@ -29,7 +29,9 @@ const utf8 = new TextEncoder();
 /** True when `mac` is HMAC-SHA256(secret, message), compared in constant time by Web Crypto. */
 async function verifyHmac(secret: string, message: string, mac: Uint8Array<ArrayBuffer>): Promise<boolean> {
   if (mac.length !== 32) return false;
-  const key = await crypto.subtle.importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+  const key = await crypto.subtle.importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'verify',
+  ]);
   return crypto.subtle.verify('HMAC', key, mac, utf8.encode(message));
 }
 
@@ -46,7 +48,13 @@ function fromBase64(b64: string): Uint8Array<ArrayBuffer> | null {
   return Uint8Array.from(bin, (c) => c.charCodeAt(0));
 }
 
-async function verifySandbox(body: string, header: string | null, secret: string, toleranceSeconds: number, now: number): Promise<void> {
+async function verifySandbox(
+  body: string,
+  header: string | null,
+  secret: string,
+  toleranceSeconds: number,
+  now: number,
+): Promise<void> {
   const read = readSignatureHeader(header, toleranceSeconds, now);
   if ('problem' in read) throw new ChannelSignatureError(read.problem);
   for (const s of read.signatures) {
@@ -63,15 +71,22 @@ async function verifyShopify(body: string, header: string | null, secret: string
 }
 
 const MAX_LINES = 100;
-const text = (v: unknown, max = 255): string | null => (typeof v === 'string' && v.length >= 1 && v.length <= max ? v : typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : null);
+const text = (v: unknown, max = 255): string | null =>
+  typeof v === 'string' && v.length >= 1 && v.length <= max
+    ? v
+    : typeof v === 'number' && Number.isSafeInteger(v)
+      ? String(v)
+      : null;
 
 function lines(raw: unknown): { sku: string; quantity: number }[] {
-  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_LINES) throw new ChannelPayloadError(`lines must be 1 to ${MAX_LINES} entries`);
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_LINES)
+    throw new ChannelPayloadError(`lines must be 1 to ${MAX_LINES} entries`);
   return raw.map((l: any, i) => {
     const sku = text(l?.sku, 64);
     const quantity = l?.quantity;
     if (!sku) throw new ChannelPayloadError(`lines[${i}].sku is missing`);
-    if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1_000_000) throw new ChannelPayloadError(`lines[${i}].quantity must be a positive integer`);
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1_000_000)
+      throw new ChannelPayloadError(`lines[${i}].quantity must be a positive integer`);
     return { sku, quantity };
   });
 }
@@ -104,26 +119,41 @@ export async function readDelivery(
   opts: { toleranceSeconds: number; now?: number },
 ): Promise<ChannelEvent | IgnoredDelivery> {
   if (kind === 'SANDBOX') {
-    await verifySandbox(body, headers.get(SANDBOX_SIGNATURE_HEADER), secret, opts.toleranceSeconds, opts.now ?? Date.now());
+    await verifySandbox(
+      body,
+      headers.get(SANDBOX_SIGNATURE_HEADER),
+      secret,
+      opts.toleranceSeconds,
+      opts.now ?? Date.now(),
+    );
     const b = json(body);
     const eventId = text(b?.eventId);
     const externalOrderId = text(b?.externalOrderId);
     if (!eventId) throw new ChannelPayloadError('eventId is missing');
     if (!externalOrderId) throw new ChannelPayloadError('externalOrderId is missing');
-    if (b.type !== 'order.created' && b.type !== 'order.cancelled') throw new ChannelPayloadError('type must be order.created or order.cancelled');
-    return { eventId, type: b.type, externalOrderId, customer: text(b.customer) ?? 'marketplace', lines: b.type === 'order.created' ? lines(b.lines) : [] };
+    if (b.type !== 'order.created' && b.type !== 'order.cancelled')
+      throw new ChannelPayloadError('type must be order.created or order.cancelled');
+    return {
+      eventId,
+      type: b.type,
+      externalOrderId,
+      customer: text(b.customer) ?? 'marketplace',
+      lines: b.type === 'order.created' ? lines(b.lines) : [],
+    };
   }
   await verifyShopify(body, headers.get('x-shopify-hmac-sha256'), secret);
   const topic = headers.get('x-shopify-topic');
   if (topic !== null && !topic.startsWith('orders/')) return { ignored: `topic ${topic}` };
   const b = json(body);
   const gid = text(b?.admin_graphql_api_id);
-  if (gid ? !/^gid:\/\/shopify\/Order\/\d{1,30}$/.test(gid) : !Array.isArray(b?.line_items)) return { ignored: 'not an order' };
+  if (gid ? !/^gid:\/\/shopify\/Order\/\d{1,30}$/.test(gid) : !Array.isArray(b?.line_items))
+    return { ignored: 'not an order' };
   // the REST id may exceed 2^53 (JSON numbers lose digits): the GraphQL id is the exact one
-  const externalOrderId = gid ?? (/"id"\s*:\s*(\d{1,30})/.exec(body)?.[1] ?? null);
+  const externalOrderId = gid ?? /"id"\s*:\s*(\d{1,30})/.exec(body)?.[1] ?? null;
   if (!externalOrderId) throw new ChannelPayloadError('the order has no id');
   const eventId = `sha256:${await sha256Hex(body)}`;
   const customer = text(b?.customer?.admin_graphql_api_id) ?? 'marketplace';
-  if (b.cancelled_at != null && b.cancelled_at !== '') return { eventId, type: 'order.cancelled', externalOrderId, customer, lines: [] };
+  if (b.cancelled_at != null && b.cancelled_at !== '')
+    return { eventId, type: 'order.cancelled', externalOrderId, customer, lines: [] };
   return { eventId, type: 'order.created', externalOrderId, customer, lines: lines(b?.line_items) };
 }

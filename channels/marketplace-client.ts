@@ -45,13 +45,23 @@ function sandboxClient(c: ChannelTarget, timeoutMs: number): MarketplaceClient {
   };
   return {
     push: async (j, key) =>
-      answer(await call(`${c.endpoint}/listings/${encodeURIComponent(j.sku)}`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key },
-        body: JSON.stringify({ quantity: j.quantity, version: j.version }),
-      }, timeoutMs)),
+      answer(
+        await call(
+          `${c.endpoint}/listings/${encodeURIComponent(j.sku)}`,
+          {
+            method: 'PUT',
+            headers: { 'content-type': 'application/json', 'idempotency-key': key },
+            body: JSON.stringify({ quantity: j.quantity, version: j.version }),
+          },
+          timeoutMs,
+        ),
+      ),
     cancel: async (orderId, key) => {
-      const r = await call(`${c.endpoint}/orders/${encodeURIComponent(orderId)}/cancel`, { method: 'POST', headers: { 'idempotency-key': key } }, timeoutMs);
+      const r = await call(
+        `${c.endpoint}/orders/${encodeURIComponent(orderId)}/cancel`,
+        { method: 'POST', headers: { 'idempotency-key': key } },
+        timeoutMs,
+      );
       if (!('error' in r) && (r.status === 404 || r.status === 409)) return { kind: 'ok' }; // unknown or already cancelled: nothing left to ask
       return answer(r);
     },
@@ -82,12 +92,22 @@ const CANCEL = `mutation Cancel($orderId: ID!, $key: String!) {
  */
 function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string | undefined): MarketplaceClient {
   const items = new Map<string, { itemId: string; locationId: string; available: number | null }>();
-  async function gql(query: string, variables: Record<string, unknown>): Promise<{ data?: any; throttledMs?: number; error?: string }> {
-    const res = await call(c.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(accessToken ? { 'x-shopify-access-token': accessToken } : {}) },
-      body: JSON.stringify({ query, variables }),
-    }, timeoutMs);
+  async function gql(
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<{ data?: any; throttledMs?: number; error?: string }> {
+    const res = await call(
+      c.endpoint,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(accessToken ? { 'x-shopify-access-token': accessToken } : {}),
+        },
+        body: JSON.stringify({ query, variables }),
+      },
+      timeoutMs,
+    );
     if ('error' in res) return { error: res.error };
     if (res.status === 429) return { throttledMs: retryAfterMs(res.headers.get('retry-after')) };
     if (!res.ok) return { error: `HTTP ${res.status}` };
@@ -107,7 +127,11 @@ function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string 
     const locationId = level?.location?.id ?? r.data.locations?.nodes?.[0]?.id;
     if (!node || !locationId) return { error: `no Shopify inventory item with SKU ${sku}` };
     const available = level?.quantities?.find((q: any) => q.name === 'available')?.quantity ?? null;
-    const it = { itemId: node.id as string, locationId: locationId as string, available: typeof available === 'number' ? available : null };
+    const it = {
+      itemId: node.id as string,
+      locationId: locationId as string,
+      available: typeof available === 'number' ? available : null,
+    };
     items.set(sku, it);
     return it;
   }
@@ -116,7 +140,9 @@ function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string 
       for (let round = 0; round < 2; round++) {
         const found = await item(j.sku, round > 0);
         if (!('itemId' in found)) {
-          return found.throttledMs !== undefined ? { kind: 'rate_limited', retryAfterMs: found.throttledMs } : { kind: 'failed', error: found.error ?? 'lookup failed' };
+          return found.throttledMs !== undefined
+            ? { kind: 'rate_limited', retryAfterMs: found.throttledMs }
+            : { kind: 'failed', error: found.error ?? 'lookup failed' };
         }
         const it = found;
         const r = await gql(SET_QUANTITIES, {
@@ -125,7 +151,14 @@ function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string 
             name: 'available',
             reason: 'correction',
             referenceDocumentUri: `lastunit://listings/${encodeURIComponent(j.sku)}?version=${j.version}`,
-            quantities: [{ inventoryItemId: it.itemId, locationId: it.locationId, quantity: j.quantity, changeFromQuantity: it.available }],
+            quantities: [
+              {
+                inventoryItemId: it.itemId,
+                locationId: it.locationId,
+                quantity: j.quantity,
+                changeFromQuantity: it.available,
+              },
+            ],
           },
         });
         if (r.throttledMs !== undefined) return { kind: 'rate_limited', retryAfterMs: r.throttledMs };
@@ -158,6 +191,11 @@ function shopifyClient(c: ChannelTarget, timeoutMs: number, accessToken: string 
  * none is sent, and Shopify refuses the calls).
  * @example const client = marketplaceClient(channel, { timeoutMs: 5000 }); await client.push({ sku, quantity, version, previous }, key)
  */
-export function marketplaceClient(c: ChannelTarget, opts: { timeoutMs: number; shopifyAccessToken?: string }): MarketplaceClient {
-  return c.kind === 'SHOPIFY' ? shopifyClient(c, opts.timeoutMs, opts.shopifyAccessToken) : sandboxClient(c, opts.timeoutMs);
+export function marketplaceClient(
+  c: ChannelTarget,
+  opts: { timeoutMs: number; shopifyAccessToken?: string },
+): MarketplaceClient {
+  return c.kind === 'SHOPIFY'
+    ? shopifyClient(c, opts.timeoutMs, opts.shopifyAccessToken)
+    : sandboxClient(c, opts.timeoutMs);
 }

@@ -70,7 +70,16 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
   const orders = new Map<string, { sku: string; quantity: number; cancelled: boolean }>();
   const cancelAsks: string[] = [];
   const log: { sku: string; quantity: number; version: number }[] = [];
-  const stats: MarketplaceStats = { pushes: 0, rateLimited: 0, stalePushes: 0, orders: 0, unitsSold: 0, deliveries: 0, cancelRequests: 0, cancelled: 0 };
+  const stats: MarketplaceStats = {
+    pushes: 0,
+    rateLimited: 0,
+    stalePushes: 0,
+    orders: 0,
+    unitsSold: 0,
+    deliveries: 0,
+    cancelRequests: 0,
+    cancelled: 0,
+  };
   const inflight = new Set<Promise<unknown>>();
   const scheduled = timers();
   const later = scheduled.later;
@@ -89,7 +98,14 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
     if (!cfg.webhookUrl || !cfg.webhookSecret || scheduled.cancelled) return finished();
     later(Math.floor(random() * (cfg.maxDelayMs ?? 0)), () => {
       stats.deliveries++;
-      fetch(cfg.webhookUrl!, { method: 'POST', headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, cfg.webhookSecret!) }, body })
+      fetch(cfg.webhookUrl!, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, cfg.webhookSecret!),
+        },
+        body,
+      })
         .then(async (r) => {
           await r.body?.cancel().catch(() => {});
           if (r.status >= 500 && attempt < 8 && !scheduled.cancelled) deliver(body, attempt + 1, finished);
@@ -203,15 +219,23 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
       orders.set(id, { sku, quantity, cancelled: false });
       stats.orders++;
       stats.unitsSold += quantity;
-      send({ type: 'order.created', externalOrderId: id, customer: `buyer-${stats.orders}`, lines: [{ sku, quantity }] });
+      send({
+        type: 'order.created',
+        externalOrderId: id,
+        customer: `buyer-${stats.orders}`,
+        lines: [{ sku, quantity }],
+      });
       return id;
     },
     startBuyers(skus, perSecond) {
-      const t = setInterval(() => {
-        const listed = skus.filter((sku) => (listings.get(sku)?.quantity ?? 0) > 0);
-        const sku = listed[Math.floor(random() * listed.length)];
-        if (sku) self.buy(sku, 1);
-      }, Math.max(1, Math.round(1000 / perSecond)));
+      const t = setInterval(
+        () => {
+          const listed = skus.filter((sku) => (listings.get(sku)?.quantity ?? 0) > 0);
+          const sku = listed[Math.floor(random() * listed.length)];
+          if (sku) self.buy(sku, 1);
+        },
+        Math.max(1, Math.round(1000 / perSecond)),
+      );
       return () => clearInterval(t);
     },
     cancelOrder(id) {

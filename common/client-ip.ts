@@ -7,10 +7,17 @@
  * when the header lists fewer. IPv4-mapped IPv6 addresses (`::ffff:203.0.113.7`) are given as IPv4.
  * @example clientIpOf({ remoteAddress: '10.0.0.2', forwardedFor: '198.51.100.9, 203.0.113.7', trustProxy: 1 }) // '203.0.113.7'
  */
-export function clientIpOf(opts: { remoteAddress?: string | null; forwardedFor?: string | null; trustProxy: number }): string | undefined {
+export function clientIpOf(opts: {
+  remoteAddress?: string | null;
+  forwardedFor?: string | null;
+  trustProxy: number;
+}): string | undefined {
   const hops = [opts.remoteAddress ?? undefined];
   if (opts.trustProxy > 0 && opts.forwardedFor) {
-    const listed = opts.forwardedFor.split(',').map((s) => s.trim()).filter(Boolean);
+    const listed = opts.forwardedFor
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     hops.push(...listed.reverse());
   }
   const ip = hops[Math.min(opts.trustProxy, hops.length - 1)] ?? undefined;

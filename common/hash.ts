@@ -7,9 +7,9 @@ type NodeCrypto = {
 };
 // Node: hash synchronously with node:crypto (Web Crypto's digest hands every call to a worker thread and back, which
 // on a busy request path costs more than the hash). Workers (no nodejs_compat): Web Crypto. Same digest either way.
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
-  | NodeCrypto
-  | undefined;
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 
 const nodeHash = nodeCrypto?.hash?.bind(nodeCrypto);
 

@@ -15,7 +15,9 @@ const REASONS: Record<string, string> = {
 
 /** The SQLSTATE of `err` (or of the error it wraps, as GraphQL errors do), if it is a data exception (22xxx). */
 export function invalidInputCode(err: unknown): string | null {
-  const code = (err as { originalError?: { code?: unknown }; code?: unknown } | null)?.originalError?.code ?? (err as { code?: unknown } | null)?.code;
+  const code =
+    (err as { originalError?: { code?: unknown }; code?: unknown } | null)?.originalError?.code ??
+    (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('22') ? code : null;
 }
 

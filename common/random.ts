@@ -1,12 +1,14 @@
 // Random secrets (order tokens) on Node 20 and in Workers alike.
 
-type NodeRandom = { randomBytes: (n: number) => Uint8Array & { toString: (enc: 'base64url', start: number, end: number) => string } };
+type NodeRandom = {
+  randomBytes: (n: number) => Uint8Array & { toString: (enc: 'base64url', start: number, end: number) => string };
+};
 // Node: the kernel's CSPRNG read in 8 KiB at a time, each byte handed out once (one `randomBytes` call per 256 tokens
 // instead of one `getRandomValues` call each, which costs more than the rest of minting a token on a busy request
 // path; node:crypto's own randomUUID caches the same way). Workers: Web Crypto per call.
-const nodeRandom = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:crypto') as
-  | NodeRandom
-  | undefined;
+const nodeRandom = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as NodeRandom | undefined;
 const POOL_BYTES = 8192;
 let pool: ReturnType<NodeRandom['randomBytes']> | undefined;
 let used = POOL_BYTES;

@@ -18,7 +18,9 @@ export function readSignatureHeader(
   const parts = header.split(',').map((p) => p.trim().split('='));
   const timestamp = parts.find(([k]) => k === 't')?.[1];
   const signatures = parts.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
-  if (!timestamp || !/^\d+$/.test(timestamp) || signatures.length === 0) return { problem: 'malformed signature header' };
-  if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) return { problem: 'timestamp outside the tolerance' };
+  if (!timestamp || !/^\d+$/.test(timestamp) || signatures.length === 0)
+    return { problem: 'malformed signature header' };
+  if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds)
+    return { problem: 'timestamp outside the tolerance' };
   return { timestamp, signatures: signatures.slice(0, 8) };
 }

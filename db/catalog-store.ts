@@ -8,7 +8,14 @@ export type { Queryable };
 /** `version` is inventory.version: it grows on every change, so a client (or the cache) drops older figures. */
 export type Availability = { sku: string; available: number; soldOut: boolean; version: number; updatedAt: Date };
 /** `purchaseLimit`: the most units one customer may hold or buy (I12); null: no limit. */
-export type Product = { sku: string; name: string; priceAmount: number; currency: string; purchaseLimit: number | null; availability: Availability };
+export type Product = {
+  sku: string;
+  name: string;
+  priceAmount: number;
+  currency: string;
+  purchaseLimit: number | null;
+  availability: Availability;
+};
 
 const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at`;
 // A bundle's figures come from its components (db/functions/091_bundles.sql); the subquery runs for bundles only.
@@ -16,7 +23,12 @@ const PRODUCT_READ_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purch
   CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p_bundle => p.sku) a) ELSE i.available END AS available,
   CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p_bundle => p.sku) a) ELSE i.version END AS version, i.updated_at`;
 const AvailabilityRow = z.object({ sku: z.string(), available: z.number(), version: z.number(), updated_at: z.date() });
-const ProductRow = AvailabilityRow.extend({ name: z.string(), price_amount: z.number(), currency: z.string(), purchase_limit: z.number().nullable() });
+const ProductRow = AvailabilityRow.extend({
+  name: z.string(),
+  price_amount: z.number(),
+  currency: z.string(),
+  purchase_limit: z.number().nullable(),
+});
 
 function toProduct(r: z.infer<typeof ProductRow>): Product {
   return {
@@ -30,7 +42,13 @@ function toProduct(r: z.infer<typeof ProductRow>): Product {
 }
 
 function toAvailability(r: z.infer<typeof AvailabilityRow>): Availability {
-  return { sku: r.sku, available: r.available, soldOut: r.available === 0, version: r.version, updatedAt: r.updated_at };
+  return {
+    sku: r.sku,
+    available: r.available,
+    soldOut: r.available === 0,
+    version: r.version,
+    updatedAt: r.updated_at,
+  };
 }
 
 /** Products with their current availability, in the order asked; missing SKUs come back as null. */
@@ -57,7 +75,14 @@ export type CreateProductResult = { ok: true; product: Product } | { ok: false; 
 /** Inserts a product and its inventory row (with `initialStock` available and its purchase limit) in one statement. */
 export async function createProduct(
   db: Db,
-  p: { sku: string; name: string; priceAmount: number; currency: string; initialStock: number; purchaseLimit?: number | null },
+  p: {
+    sku: string;
+    name: string;
+    priceAmount: number;
+    currency: string;
+    initialStock: number;
+    purchaseLimit?: number | null;
+  },
 ): Promise<CreateProductResult> {
   const { rows } = await db.run(
     `WITH p AS (
@@ -68,7 +93,9 @@ export async function createProduct(
      SELECT p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at FROM p JOIN i ON i.sku = p.sku`,
     [p.sku, p.name, p.priceAmount, p.currency, p.initialStock, p.purchaseLimit ?? null],
   );
-  return rows[0] ? { ok: true, product: toProduct(parseRow(ProductRow, rows[0], 'the new product')) } : { ok: false, code: 'DUPLICATE_SKU' };
+  return rows[0]
+    ? { ok: true, product: toProduct(parseRow(ProductRow, rows[0], 'the new product')) }
+    : { ok: false, code: 'DUPLICATE_SKU' };
 }
 
 /** What create_bundle() answers (db/functions/091_bundles.sql). */
@@ -77,12 +104,20 @@ const CreateBundleAnswer = z.discriminatedUnion('kind', [
   z.object({ kind: z.enum(['unknown_component', 'nested']), sku: z.string() }),
 ]);
 
-export type CreateBundleResult = { ok: true; product: Product } | { ok: false; code: 'DUPLICATE_SKU' | 'UNKNOWN_COMPONENT' | 'NESTED_BUNDLE'; sku?: string };
+export type CreateBundleResult =
+  | { ok: true; product: Product }
+  | { ok: false; code: 'DUPLICATE_SKU' | 'UNKNOWN_COMPONENT' | 'NESTED_BUNDLE'; sku?: string };
 
 /** A bundle of existing, non-bundle products (create_bundle in db/functions/091_bundles.sql), in one statement. */
 export async function createBundle(
   db: Db,
-  p: { sku: string; name: string; priceAmount: number; currency: string; components: { sku: string; quantity: number }[] },
+  p: {
+    sku: string;
+    name: string;
+    priceAmount: number;
+    currency: string;
+    components: { sku: string; quantity: number }[];
+  },
 ): Promise<CreateBundleResult> {
   const { rows } = await db.run(
     'SELECT create_bundle(p_sku => $1, p_name => $2, p_price => $3, p_currency => $4, p_components => $5::jsonb) AS r',
@@ -99,21 +134,29 @@ export async function createBundle(
 const ComponentRow = z.object({ bundle_sku: z.string(), component_sku: z.string(), quantity: z.number() });
 
 /** The components of these bundles (SKU -> [{sku, quantity}]); plain products are absent. */
-export async function findComponents(db: Db, skus: string[]): Promise<Map<string, { sku: string; quantity: number }[]>> {
+export async function findComponents(
+  db: Db,
+  skus: string[],
+): Promise<Map<string, { sku: string; quantity: number }[]>> {
   const { rows } = await db.query(
     `SELECT bundle_sku, component_sku, quantity FROM bundle_components WHERE bundle_sku = ANY ($1::text[]) ORDER BY bundle_sku, component_sku`,
     [skus],
   );
   const out = new Map<string, { sku: string; quantity: number }[]>();
-  for (const r of parseRows(ComponentRow, rows, 'the bundle components')) out.set(r.bundle_sku, [...(out.get(r.bundle_sku) ?? []), { sku: r.component_sku, quantity: r.quantity }]);
+  for (const r of parseRows(ComponentRow, rows, 'the bundle components'))
+    out.set(r.bundle_sku, [...(out.get(r.bundle_sku) ?? []), { sku: r.component_sku, quantity: r.quantity }]);
   return out;
 }
 
-export type StockResult = { ok: true; availability: Availability } | { ok: false; code: 'UNKNOWN_SKU' | 'STALE'; available?: number };
+export type StockResult =
+  | { ok: true; availability: Availability }
+  | { ok: false; code: 'UNKNOWN_SKU' | 'STALE'; available?: number };
 
 /** Adds units to available (I2: an explicit restock is the only way the total grows). */
 export async function restock(db: Db, sku: string, quantity: number, tx?: Queryable): Promise<StockResult> {
-  const run = tx ? (text: string, values: unknown[]) => tx.query(text, values) : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
+  const run = tx
+    ? (text: string, values: unknown[]) => tx.query(text, values)
+    : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
   const { rows } = await run(
     `WITH upd AS (
        UPDATE inventory SET available = available + $2, version = version + 1, updated_at = now() WHERE sku = $1
@@ -126,7 +169,9 @@ export async function restock(db: Db, sku: string, quantity: number, tx?: Querya
     [sku, quantity],
     { idempotent: false }, // adds units: never repeated after a connection lost mid-statement (it may have committed)
   );
-  return rows[0] ? { ok: true, availability: toAvailability(parseRow(AvailabilityRow, rows[0], 'the restocked row')) } : { ok: false, code: 'UNKNOWN_SKU' };
+  return rows[0]
+    ? { ok: true, availability: toAvailability(parseRow(AvailabilityRow, rows[0], 'the restocked row')) }
+    : { ok: false, code: 'UNKNOWN_SKU' };
 }
 
 const SetStockRow = AvailabilityRow.extend({ applied: z.boolean() });
@@ -136,8 +181,16 @@ const AvailableRow = z.object({ available: z.number() });
  * Sets available to an absolute count (a stock-take adjustment). With `expected`, a compare-and-set:
  * the write happens only if available still equals it, else STALE with the current figure.
  */
-export async function setStock(db: Db, sku: string, available: number, expected: number | null, tx?: Queryable): Promise<StockResult> {
-  const run = tx ? (text: string, values: unknown[]) => tx.query(text, values) : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
+export async function setStock(
+  db: Db,
+  sku: string,
+  available: number,
+  expected: number | null,
+  tx?: Queryable,
+): Promise<StockResult> {
+  const run = tx
+    ? (text: string, values: unknown[]) => tx.query(text, values)
+    : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
   const { rows } = await run(
     `WITH upd AS (
        UPDATE inventory SET available = $2, version = version + 1, updated_at = now()
@@ -158,7 +211,11 @@ export async function setStock(db: Db, sku: string, available: number, expected:
   if (!r.applied) {
     // The statement's snapshot may predate the row version its UPDATE re-checked: read the current figure afresh.
     const now = await (tx ?? db).query('SELECT available FROM inventory WHERE sku = $1', [sku]);
-    return { ok: false, code: 'STALE', available: now.rows[0] ? parseRow(AvailableRow, now.rows[0], 'the available count').available : r.available };
+    return {
+      ok: false,
+      code: 'STALE',
+      available: now.rows[0] ? parseRow(AvailableRow, now.rows[0], 'the available count').available : r.available,
+    };
   }
   return { ok: true, availability: toAvailability(r) };
 }
@@ -231,7 +288,16 @@ export async function keyedStockWrite(
         const row = parseRow(StockKeyRow, rows[0], 'the stock operation key');
         if (row.operation !== k.operation || row.request_hash !== k.requestHash) return { kind: 'reused' as const };
         const a = row.response;
-        return { kind: 'replayed' as const, availability: { sku: a.sku, available: a.available, soldOut: a.available === 0, version: a.version, updatedAt: new Date(a.updatedAt) } };
+        return {
+          kind: 'replayed' as const,
+          availability: {
+            sku: a.sku,
+            available: a.available,
+            soldOut: a.available === 0,
+            version: a.version,
+            updatedAt: new Date(a.updatedAt),
+          },
+        };
       }
       const result = await write(tx);
       if (!result.ok) throw new Refused(result);
@@ -251,6 +317,9 @@ export async function keyedStockWrite(
 
 /** One page of SKUs in SKU order after `after` (exclusive): the catalog connection's keyset scan on the primary key. */
 export async function pageSkus(db: Db, after: string | null, limit: number): Promise<string[]> {
-  const { rows } = await db.query(`SELECT sku FROM products WHERE ($1::text IS NULL OR sku > $1) ORDER BY sku LIMIT $2`, [after, limit]);
+  const { rows } = await db.query(
+    `SELECT sku FROM products WHERE ($1::text IS NULL OR sku > $1) ORDER BY sku LIMIT $2`,
+    [after, limit],
+  );
   return parseRows(SkuRow, rows, 'the SKUs').map((r) => r.sku);
 }

@@ -7,19 +7,50 @@ import { Order, type OrderRecord } from './order-document.js';
 
 const CHANNEL_KINDS = ['SANDBOX', 'SHOPIFY'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
-export type ChannelRules = { buffer: number; maxListed: number | null; percent: number; zeroAtOrBelow: number; maxPushesPerSecond: number };
-export type Channel = { id: string; name: string; kind: ChannelKind; endpoint: string; createdAt: Date; updatedAt: Date } & ChannelRules;
+export type ChannelRules = {
+  buffer: number;
+  maxListed: number | null;
+  percent: number;
+  zeroAtOrBelow: number;
+  maxPushesPerSecond: number;
+};
+export type Channel = {
+  id: string;
+  name: string;
+  kind: ChannelKind;
+  endpoint: string;
+  createdAt: Date;
+  updatedAt: Date;
+} & ChannelRules;
 /** What the webhook route needs to verify a delivery. */
 export type ChannelSecret = { id: string; kind: ChannelKind; webhookSecret: string };
 
 const COLUMNS = `id, name, kind, endpoint, buffer, max_listed, percent, zero_at_or_below, max_pushes_per_second, created_at, updated_at`;
 const ChannelRow = z.object({
-  id: z.string(), name: z.string(), kind: z.enum(CHANNEL_KINDS), endpoint: z.string(), buffer: z.number(), max_listed: z.number().nullable(),
-  percent: z.number(), zero_at_or_below: z.number(), max_pushes_per_second: z.number(), created_at: z.date(), updated_at: z.date(),
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(CHANNEL_KINDS),
+  endpoint: z.string(),
+  buffer: z.number(),
+  max_listed: z.number().nullable(),
+  percent: z.number(),
+  zero_at_or_below: z.number(),
+  max_pushes_per_second: z.number(),
+  created_at: z.date(),
+  updated_at: z.date(),
 });
 const toChannel = (r: z.infer<typeof ChannelRow>): Channel => ({
-  id: r.id, name: r.name, kind: r.kind, endpoint: r.endpoint, buffer: r.buffer, maxListed: r.max_listed, percent: r.percent,
-  zeroAtOrBelow: r.zero_at_or_below, maxPushesPerSecond: r.max_pushes_per_second, createdAt: r.created_at, updatedAt: r.updated_at,
+  id: r.id,
+  name: r.name,
+  kind: r.kind,
+  endpoint: r.endpoint,
+  buffer: r.buffer,
+  maxListed: r.max_listed,
+  percent: r.percent,
+  zeroAtOrBelow: r.zero_at_or_below,
+  maxPushesPerSecond: r.max_pushes_per_second,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /** Inserts a channel and computes its listings for every SKU, in one transaction; null when the id is taken. */
@@ -31,7 +62,18 @@ export async function insertChannel(
     const { rows } = await tx.query(
       `INSERT INTO channels (id, name, kind, endpoint, buffer, max_listed, percent, zero_at_or_below, max_pushes_per_second, webhook_secret)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
-      [c.id, c.name, c.kind, c.endpoint, c.buffer, c.maxListed, c.percent, c.zeroAtOrBelow, c.maxPushesPerSecond, c.webhookSecret],
+      [
+        c.id,
+        c.name,
+        c.kind,
+        c.endpoint,
+        c.buffer,
+        c.maxListed,
+        c.percent,
+        c.zeroAtOrBelow,
+        c.maxPushesPerSecond,
+        c.webhookSecret,
+      ],
     );
     if (!rows[0]) return null;
     await tx.query('SELECT flag_inventory_listed()'); // the first channel: every row's changes are followed from now on
@@ -53,8 +95,17 @@ export async function updateChannel(
               zero_at_or_below = coalesce($8, zero_at_or_below), max_pushes_per_second = coalesce($9, max_pushes_per_second),
               updated_at = now()
         WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, patch.name ?? null, patch.endpoint ?? null, patch.buffer ?? null, 'maxListed' in patch, patch.maxListed ?? null,
-        patch.percent ?? null, patch.zeroAtOrBelow ?? null, patch.maxPushesPerSecond ?? null],
+      [
+        id,
+        patch.name ?? null,
+        patch.endpoint ?? null,
+        patch.buffer ?? null,
+        'maxListed' in patch,
+        patch.maxListed ?? null,
+        patch.percent ?? null,
+        patch.zeroAtOrBelow ?? null,
+        patch.maxPushesPerSecond ?? null,
+      ],
     );
     if (!rows[0]) return null;
     await tx.query('SELECT recompute_channel_listings(p_channel => $1)', [id]);
@@ -88,20 +139,40 @@ export async function findChannel(db: Db, id: string): Promise<Channel | null> {
 }
 
 const SecretRow = z.object({ id: z.string(), kind: z.enum(CHANNEL_KINDS), webhook_secret: z.string() });
-const toChannelSecret = (r: z.infer<typeof SecretRow>): ChannelSecret => ({ id: r.id, kind: r.kind, webhookSecret: r.webhook_secret });
+const toChannelSecret = (r: z.infer<typeof SecretRow>): ChannelSecret => ({
+  id: r.id,
+  kind: r.kind,
+  webhookSecret: r.webhook_secret,
+});
 
 export async function findChannelSecret(db: Db, id: string): Promise<ChannelSecret | null> {
   const { rows } = await db.query(`SELECT id, kind, webhook_secret FROM channels WHERE id = $1`, [id]);
   return rows[0] ? toChannelSecret(parseRow(SecretRow, rows[0], "the channel's secret")) : null;
 }
 
-export type Listing = { channelId: string; sku: string; desiredQuantity: number; pushedQuantity: number | null; pushedAt: Date | null; pending: boolean };
+export type Listing = {
+  channelId: string;
+  sku: string;
+  desiredQuantity: number;
+  pushedQuantity: number | null;
+  pushedAt: Date | null;
+  pending: boolean;
+};
 const ListingRow = z.object({
-  channel_id: z.string(), sku: z.string(), desired_quantity: z.number(), pushed_quantity: z.number().nullable(), pushed_at: z.date().nullable(),
+  channel_id: z.string(),
+  sku: z.string(),
+  desired_quantity: z.number(),
+  pushed_quantity: z.number().nullable(),
+  pushed_at: z.date().nullable(),
   pending: z.boolean(),
 });
 const toListing = (r: z.infer<typeof ListingRow>): Listing => ({
-  channelId: r.channel_id, sku: r.sku, desiredQuantity: r.desired_quantity, pushedQuantity: r.pushed_quantity, pushedAt: r.pushed_at, pending: r.pending,
+  channelId: r.channel_id,
+  sku: r.sku,
+  desiredQuantity: r.desired_quantity,
+  pushedQuantity: r.pushed_quantity,
+  pushedAt: r.pushed_at,
+  pending: r.pending,
 });
 const LISTING_COLUMNS = `l.channel_id, l.sku, l.desired_quantity, l.pushed_quantity, l.pushed_at, l.desired_version > l.pushed_version AS pending`;
 
@@ -127,12 +198,29 @@ export async function listingsOfSku(db: Db, sku: string): Promise<(Listing & { c
   return parseRows(NamedListingRow, rows, "the SKU's listings").map((r) => ({ ...toListing(r), channelName: r.name }));
 }
 
-export type Oversell = { id: number; externalOrderId: string; orderId: string; sku: string; cancelRequested: boolean; createdAt: Date };
+export type Oversell = {
+  id: number;
+  externalOrderId: string;
+  orderId: string;
+  sku: string;
+  cancelRequested: boolean;
+  createdAt: Date;
+};
 const OversellRow = z.object({
-  id: z.number(), external_order_id: z.string(), order_id: z.string(), sku: z.string(), cancel_requested: z.boolean(), created_at: z.date(),
+  id: z.number(),
+  external_order_id: z.string(),
+  order_id: z.string(),
+  sku: z.string(),
+  cancel_requested: z.boolean(),
+  created_at: z.date(),
 });
 const toOversell = (r: z.infer<typeof OversellRow>): Oversell => ({
-  id: r.id, externalOrderId: r.external_order_id, orderId: r.order_id, sku: r.sku, cancelRequested: r.cancel_requested, createdAt: r.created_at,
+  id: r.id,
+  externalOrderId: r.external_order_id,
+  orderId: r.order_id,
+  sku: r.sku,
+  cancelRequested: r.cancel_requested,
+  createdAt: r.created_at,
 });
 
 /** A channel's oversell incidents, newest first. */
@@ -146,7 +234,11 @@ export async function findOversells(db: Db, channelId: string, limit: number): P
 }
 
 /** One of the channel's orders by the marketplace's order id. */
-export async function findChannelOrder(db: Db, channelId: string, externalOrderId: string): Promise<OrderRecord | null> {
+export async function findChannelOrder(
+  db: Db,
+  channelId: string,
+  externalOrderId: string,
+): Promise<OrderRecord | null> {
   const { rows } = await db.query(
     `SELECT order_json(p_order_id => id) AS j FROM orders WHERE channel_id = $1 AND external_order_id = $2`,
     [channelId, externalOrderId],
@@ -166,7 +258,14 @@ export type ChannelEventRow = z.infer<typeof ChannelEventAnswer>;
 /** A marketplace order event in one transaction (apply_channel_event, db/functions/090_channels.sql). */
 export async function applyChannelEvent(
   db: Db,
-  e: { channelId: string; eventId: string; type: 'order.created' | 'order.cancelled'; externalOrderId: string; customer: string; lines: { sku: string; quantity: number }[] },
+  e: {
+    channelId: string;
+    eventId: string;
+    type: 'order.created' | 'order.cancelled';
+    externalOrderId: string;
+    customer: string;
+    lines: { sku: string; quantity: number }[];
+  },
 ): Promise<ChannelEventRow> {
   // one statement; repeating it after a lost connection is safe: the event id makes the repeat a duplicate (I8)
   const { rows } = await db.run(
@@ -179,13 +278,30 @@ export async function applyChannelEvent(
 
 // ---- the pusher's side (orders/channel-pusher.ts): outside any transaction but these short ones
 
-export type PushJob = { channelId: string; sku: string; quantity: number; version: number; previous: number | null; desiredAt: Date; attempts: number };
+export type PushJob = {
+  channelId: string;
+  sku: string;
+  quantity: number;
+  version: number;
+  previous: number | null;
+  desiredAt: Date;
+  attempts: number;
+};
 const PushRow = z.object({
-  sku: z.string(), desired_quantity: z.number(), desired_version: z.number(), pushed_quantity: z.number().nullable(), desired_at: z.date(),
+  sku: z.string(),
+  desired_quantity: z.number(),
+  desired_version: z.number(),
+  pushed_quantity: z.number().nullable(),
+  desired_at: z.date(),
   attempts: z.number(),
 });
 const toPushJob = (channelId: string, r: z.infer<typeof PushRow>): PushJob => ({
-  channelId, sku: r.sku, quantity: r.desired_quantity, version: r.desired_version, previous: r.pushed_quantity, desiredAt: r.desired_at,
+  channelId,
+  sku: r.sku,
+  quantity: r.desired_quantity,
+  version: r.desired_version,
+  previous: r.pushed_quantity,
+  desiredAt: r.desired_at,
   attempts: r.attempts,
 });
 
@@ -208,11 +324,18 @@ export async function leasePushes(db: Db, channelId: string, limit: number, leas
   );
   return parseRows(PushRow, rows, 'the leased pushes')
     .map((r) => toPushJob(channelId, r))
-    .sort((a, b) => Number(b.quantity < (b.previous ?? Infinity)) - Number(a.quantity < (a.previous ?? Infinity)) || a.desiredAt.getTime() - b.desiredAt.getTime());
+    .sort(
+      (a, b) =>
+        Number(b.quantity < (b.previous ?? Infinity)) - Number(a.quantity < (a.previous ?? Infinity)) ||
+        a.desiredAt.getTime() - b.desiredAt.getTime(),
+    );
 }
 
 /** The marketplace acknowledged `version` (or has a newer one): recorded only if nothing newer was (never backwards); the lease ends either way. */
-export async function markPushed(db: Db, j: { channelId: string; sku: string; quantity: number; version: number }): Promise<void> {
+export async function markPushed(
+  db: Db,
+  j: { channelId: string; sku: string; quantity: number; version: number },
+): Promise<void> {
   await db.run(
     `UPDATE channel_listings
         SET pushed_quantity = CASE WHEN pushed_version < $4 THEN $3 ELSE pushed_quantity END,
@@ -224,7 +347,13 @@ export async function markPushed(db: Db, j: { channelId: string; sku: string; qu
 }
 
 /** A failed push: tried again after `delayMs` (the caller's jittered backoff, or the marketplace's Retry-After). */
-export async function markPushFailed(db: Db, j: { channelId: string; sku: string }, delayMs: number, error: string, countAttempt = true): Promise<void> {
+export async function markPushFailed(
+  db: Db,
+  j: { channelId: string; sku: string },
+  delayMs: number,
+  error: string,
+  countAttempt = true,
+): Promise<void> {
   await db.run(
     `UPDATE channel_listings SET attempts = attempts + $5::int, next_attempt_at = now() + make_interval(secs => $3 / 1000.0),
             lease_until = NULL, last_error = left($4, 500)
@@ -234,9 +363,17 @@ export async function markPushFailed(db: Db, j: { channelId: string; sku: string
 }
 
 export type CancelJob = { id: number; channelId: string; externalOrderId: string; attempts: number };
-const CancelRow = z.object({ id: z.number(), channel_id: z.string(), external_order_id: z.string(), cancel_attempts: z.number() });
+const CancelRow = z.object({
+  id: z.number(),
+  channel_id: z.string(),
+  external_order_id: z.string(),
+  cancel_attempts: z.number(),
+});
 const toCancelJob = (r: z.infer<typeof CancelRow>): CancelJob => ({
-  id: r.id, channelId: r.channel_id, externalOrderId: r.external_order_id, attempts: r.cancel_attempts,
+  id: r.id,
+  channelId: r.channel_id,
+  externalOrderId: r.external_order_id,
+  attempts: r.cancel_attempts,
 });
 
 /** Leases incidents (an oversell, an admin's cancelOrder) whose cancellation is still to be asked of the marketplace. */
@@ -252,7 +389,10 @@ export async function leaseCancellations(db: Db, limit: number, leaseSeconds: nu
 }
 
 export async function markCancelDone(db: Db, id: number): Promise<void> {
-  await db.run(`UPDATE channel_incidents SET cancel_state = 'DONE', cancelled_at = now(), last_error = NULL WHERE id = $1 AND cancel_state = 'PENDING'`, [id]);
+  await db.run(
+    `UPDATE channel_incidents SET cancel_state = 'DONE', cancelled_at = now(), last_error = NULL WHERE id = $1 AND cancel_state = 'PENDING'`,
+    [id],
+  );
 }
 
 export async function markCancelFailed(db: Db, id: number, delayMs: number, error: string): Promise<void> {

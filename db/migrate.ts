@@ -75,8 +75,14 @@ export async function migrate(db: Db, dirs: { migrations?: string; functions?: s
     const { rows: settings } = await tx.query(
       `SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS statement`,
     );
-    const timeouts = parseRow(z.object({ lock: z.string(), statement: z.string() }), settings[0], 'the session timeouts');
-    await tx.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)`, [LOCK_WAIT]);
+    const timeouts = parseRow(
+      z.object({ lock: z.string(), statement: z.string() }),
+      settings[0],
+      'the session timeouts',
+    );
+    await tx.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)`, [
+      LOCK_WAIT,
+    ]);
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
     await tx.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`, [
       timeouts.lock,
@@ -93,8 +99,14 @@ export async function migrate(db: Db, dirs: { migrations?: string; functions?: s
     );
     // to_jsonb: a schema_migrations of the pre-checksum migrator (no such column) reads as null instead of failing here,
     // so its rows meet the clear refusals below.
-    const recordedRows = await tx.query(`SELECT m.name, to_jsonb(m)->>'checksum' AS checksum FROM schema_migrations m ORDER BY m.name`);
-    const rows = parseRows(z.object({ name: z.string(), checksum: z.string().nullable() }), recordedRows.rows, 'schema_migrations');
+    const recordedRows = await tx.query(
+      `SELECT m.name, to_jsonb(m)->>'checksum' AS checksum FROM schema_migrations m ORDER BY m.name`,
+    );
+    const rows = parseRows(
+      z.object({ name: z.string(), checksum: z.string().nullable() }),
+      recordedRows.rows,
+      'schema_migrations',
+    );
     const files = new Map(migrations.map((m) => [m.name, m]));
     for (const r of rows) {
       const f = files.get(r.name);

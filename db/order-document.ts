@@ -5,7 +5,13 @@
 import { z } from 'zod';
 
 export const ORDER_STATUSES = [
-  'PROCESSING', 'RESERVED', 'AWAITING_PAYMENT', 'CONFIRMED', 'REJECTED', 'CANCELLED', 'EXPIRED',
+  'PROCESSING',
+  'RESERVED',
+  'AWAITING_PAYMENT',
+  'CONFIRMED',
+  'REJECTED',
+  'CANCELLED',
+  'EXPIRED',
 ] as const;
 export const RESERVATION_STATES = ['HELD', 'AWAITING_PAYMENT', 'SOLD', 'RELEASED', 'EXPIRED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];

@@ -96,8 +96,14 @@ export async function placeOrders(
   maxActiveHolds = 0,
 ): Promise<PlaceOrderRow[]> {
   const payload = requests.map((a) => ({
-    clientId: a.clientId, customerId: a.customerId, key: a.key, hash: a.requestHash, lines: a.lines, buyer: a.buyer ?? null,
-    tokenHash: a.tokenHash ?? null, countedCustomer: a.countedCustomer ?? null,
+    clientId: a.clientId,
+    customerId: a.customerId,
+    key: a.key,
+    hash: a.requestHash,
+    lines: a.lines,
+    buyer: a.buyer ?? null,
+    tokenHash: a.tokenHash ?? null,
+    countedCustomer: a.countedCustomer ?? null,
   }));
   const { rows } = await db.run(
     `SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => $2, p_retention_hours => $3, p_max_holds => $4) AS r`,
@@ -122,7 +128,9 @@ export function placeOrdersAnswers(requests: ShortRequest[], answers: unknown): 
   return parsed.map((r, i) => {
     if (r.kind !== 'refused' && r.kind !== 'plain') return r;
     const order = toOrder(shortDocument(requests[i]!, r), dateOf);
-    return r.kind === 'refused' ? { kind: 'rejected', quiet: true, order } : { kind: r.rejection ? 'rejected' : 'placed', order };
+    return r.kind === 'refused'
+      ? { kind: 'rejected', quiet: true, order }
+      : { kind: r.rejection ? 'rejected' : 'placed', order };
   });
 }
 
@@ -152,8 +160,16 @@ const ReleaseAnswer = z.discriminatedUnion('kind', [
 export type ReleaseRow = z.infer<typeof ReleaseAnswer>;
 
 /** releaseReservation as one statement: guarded on the order's status (I6), units back in SKU order. */
-export async function releaseOrder(db: Db, clientId: string, orderId: string, reason: string | null): Promise<ReleaseRow> {
-  const { rows } = await db.run('SELECT release_order(p_client_id => $1, p_order_id => $2::uuid, p_reason => $3) AS r', [clientId, orderId, reason]);
+export async function releaseOrder(
+  db: Db,
+  clientId: string,
+  orderId: string,
+  reason: string | null,
+): Promise<ReleaseRow> {
+  const { rows } = await db.run(
+    'SELECT release_order(p_client_id => $1, p_order_id => $2::uuid, p_reason => $3) AS r',
+    [clientId, orderId, reason],
+  );
   return parseRow(ReleaseAnswer, rows[0]?.r, 'release_order()');
 }
 
@@ -163,7 +179,12 @@ const OrderRow = z.object({ j: Order });
  * One order, only for the client that created it; with `tokenHash`, only if it is that order's token's hash (a
  * `public` key's reads).
  */
-export async function findOrder(db: Db, clientId: string, orderId: string, tokenHash?: string): Promise<OrderRecord | null> {
+export async function findOrder(
+  db: Db,
+  clientId: string,
+  orderId: string,
+  tokenHash?: string,
+): Promise<OrderRecord | null> {
   const { rows } = await db.query(
     'SELECT order_json(p_order_id => id) AS j FROM orders WHERE id = $1::uuid AND client_id = $2 AND ($3::text IS NULL OR token_hash = $3)',
     [orderId, clientId, tokenHash ?? null],
@@ -199,7 +220,9 @@ export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> 
 
 /** One order whatever its client (admin operations). */
 export async function findAnyOrder(db: Db, orderId: string): Promise<OrderRecord | null> {
-  const { rows } = await db.query('SELECT order_json(p_order_id => id) AS j FROM orders WHERE id = $1::uuid', [orderId]);
+  const { rows } = await db.query('SELECT order_json(p_order_id => id) AS j FROM orders WHERE id = $1::uuid', [
+    orderId,
+  ]);
   return rows[0] ? parseRow(OrderRow, rows[0], 'order_json()').j : null;
 }
 
@@ -211,7 +234,13 @@ const PagedOrderRow = z.object({ j: Order, c: z.string(), id: z.string() });
  */
 export async function pageOrders(
   db: Db,
-  f: { clientId: string | null; customerId: string | null; status: string | null; after: { createdAt: string; id: string } | null; limit: number },
+  f: {
+    clientId: string | null;
+    customerId: string | null;
+    status: string | null;
+    after: { createdAt: string; id: string } | null;
+    limit: number;
+  },
 ): Promise<(OrderRecord & { cursorKey: { createdAt: string; id: string } })[]> {
   const { rows } = await db.query(
     `SELECT order_json(p_order_id => o.id) AS j, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS c, o.id
@@ -222,5 +251,8 @@ export async function pageOrders(
       LIMIT $6`,
     [f.clientId, f.customerId, f.status, f.after?.createdAt ?? null, f.after?.id ?? null, f.limit],
   );
-  return parseRows(PagedOrderRow, rows, 'order_json()').map((r) => ({ ...r.j, cursorKey: { createdAt: r.c, id: r.id } }));
+  return parseRows(PagedOrderRow, rows, 'order_json()').map((r) => ({
+    ...r.j,
+    cursorKey: { createdAt: r.c, id: r.id },
+  }));
 }

@@ -11,10 +11,19 @@ export const OUTBOX_NOTIFICATION = 'lastunit_outbox';
 
 /** An availability event, exactly as emit_availability() (db/functions/010_events.sql) writes it. */
 const AvailabilityEvent = z.object({
-  sku: z.string(), available: z.number(), soldOut: z.boolean(), version: z.number(), updatedAt: z.string(),
+  sku: z.string(),
+  available: z.number(),
+  soldOut: z.boolean(),
+  version: z.number(),
+  updatedAt: z.string(),
 });
 export type AvailabilityEvent = z.infer<typeof AvailabilityEvent>;
-const OrderStatusPayload = z.object({ orderId: z.string(), clientId: z.string(), status: z.string(), updatedAt: z.string() });
+const OrderStatusPayload = z.object({
+  orderId: z.string(),
+  clientId: z.string(),
+  status: z.string(),
+  updatedAt: z.string(),
+});
 /** An order-status event: emit_order_status()'s payload and the order as the API shows it (order_json), read once. */
 export type OrderStatusEvent = z.infer<typeof OrderStatusPayload> & { order: OrderDocument | null };
 
@@ -25,7 +34,11 @@ export type OutboxMessage =
 export type OutboxEvent = { id: number; topic: string; aggregateKey: string; message: OutboxMessage | null };
 
 const OutboxRow = z.object({
-  id: z.number(), topic: z.string(), aggregate_key: z.string(), payload: z.unknown(), order: OrderDocument.nullable(),
+  id: z.number(),
+  topic: z.string(),
+  aggregate_key: z.string(),
+  payload: z.unknown(),
+  order: OrderDocument.nullable(),
 });
 
 function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
@@ -46,7 +59,11 @@ function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
  * Returns how many rows were published.
  * @example await publishOutboxBatch(db, 100, async (events) => { for (const e of events) await pubsub.publish(e) })
  */
-export async function publishOutboxBatch(db: Db, limit: number, publish: (events: OutboxEvent[]) => Promise<void>): Promise<number> {
+export async function publishOutboxBatch(
+  db: Db,
+  limit: number,
+  publish: (events: OutboxEvent[]) => Promise<void>,
+): Promise<number> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `WITH claimed AS (
@@ -85,7 +102,11 @@ export async function notifyOutbox(db: Db): Promise<void> {
  * A dedicated connection LISTENing for the outbox notification; `onNotify` runs on every notification. It reconnects
  * by itself after a lost connection (the relay's poll covers the gap). Returns a stop function.
  */
-export function listenOutbox(connectionString: string, onNotify: () => void, onError: (err: unknown) => void = () => {}) {
+export function listenOutbox(
+  connectionString: string,
+  onNotify: () => void,
+  onError: (err: unknown) => void = () => {},
+) {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;

@@ -5,9 +5,26 @@ import type { Db } from './pool.js';
 import { parseRow, parseRows } from './rows.js';
 import { Order } from './order-document.js';
 
-export type PaymentOutcome = 'approved' | 'declined' | 'unknown' | 'not_found' | 'action_required' | 'cancelled' | 'refunded';
+export type PaymentOutcome =
+  | 'approved'
+  | 'declined'
+  | 'unknown'
+  | 'not_found'
+  | 'action_required'
+  | 'cancelled'
+  | 'refunded';
 const OUTCOME_KINDS = [
-  'refunded', 'confirmed', 'rejected', 'declined_held', 'held', 'expired', 'cancelled', 'unknown', 'action_required', 'compensate', 'noop',
+  'refunded',
+  'confirmed',
+  'rejected',
+  'declined_held',
+  'held',
+  'expired',
+  'cancelled',
+  'unknown',
+  'action_required',
+  'compensate',
+  'noop',
 ] as const;
 export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
 
@@ -46,7 +63,17 @@ export async function beginPayment(
   const { rows } = await db.run(
     `SELECT begin_payment(p_order_id => $1::uuid, p_client_id => $2, p_customer_id => $3, p_key => $4, p_provider => $5,
                           p_deadline_seconds => $6, p_token => $7, p_max_pending_seconds => $8, p_action_timeout_seconds => $9) AS r`,
-    [orderId, key.clientId, key.customerId, key.key, provider, bounds.deadlineSeconds, token, bounds.maxPendingSeconds, bounds.actionTimeoutSeconds],
+    [
+      orderId,
+      key.clientId,
+      key.customerId,
+      key.key,
+      provider,
+      bounds.deadlineSeconds,
+      token,
+      bounds.maxPendingSeconds,
+      bounds.actionTimeoutSeconds,
+    ],
   );
   return parseRow(BeginPaymentAnswer, rows[0]?.r, 'begin_payment()');
 }
@@ -64,7 +91,16 @@ export async function completePayment(
   const { rows } = await db.run(
     `SELECT complete_payment(p_order_id => $1::uuid, p_client_id => $2, p_customer_id => $3, p_key => $4, p_outcome => $5,
                              p_provider_ref => $6, p_reason => $7, p_next_action => $8::jsonb) AS r`,
-    [orderId, key.clientId, key.customerId, key.key, outcome, providerRef, reason, nextAction ? JSON.stringify(nextAction) : null],
+    [
+      orderId,
+      key.clientId,
+      key.customerId,
+      key.key,
+      outcome,
+      providerRef,
+      reason,
+      nextAction ? JSON.stringify(nextAction) : null,
+    ],
   );
   return parseRow(OutcomeAnswer, rows[0]?.r, 'complete_payment()');
 }
@@ -183,15 +219,32 @@ export async function scheduleNextCheck(db: Db, orderId: string, delaySeconds: n
 
 /** The payment id as soon as the processor names it (an unknown outcome that still told us the id): found by identity later. */
 export async function notePaymentRef(db: Db, key: string, providerRef: string): Promise<void> {
-  await db.run(`UPDATE payments SET provider_ref = $2 WHERE idem_key = $1 AND provider_ref IS NULL`, [key, providerRef]);
+  await db.run(`UPDATE payments SET provider_ref = $2 WHERE idem_key = $1 AND provider_ref IS NULL`, [
+    key,
+    providerRef,
+  ]);
 }
 
-export type PendingCompensation = { id: number; orderId: string; provider: string; providerRef: string | null; key: string };
+export type PendingCompensation = {
+  id: number;
+  orderId: string;
+  provider: string;
+  providerRef: string | null;
+  key: string;
+};
 const CompensationRow = z.object({
-  id: z.number(), order_id: z.string(), provider: z.string(), provider_ref: z.string().nullable(), key: z.string(),
+  id: z.number(),
+  order_id: z.string(),
+  provider: z.string(),
+  provider_ref: z.string().nullable(),
+  key: z.string(),
 });
 const toCompensation = (r: z.infer<typeof CompensationRow>): PendingCompensation => ({
-  id: r.id, orderId: r.order_id, provider: r.provider, providerRef: r.provider_ref, key: r.key,
+  id: r.id,
+  orderId: r.order_id,
+  provider: r.provider,
+  providerRef: r.provider_ref,
+  key: r.key,
 });
 
 /** Leases pending compensations (SKIP LOCKED, short transaction); the void happens outside, then markCompensated. */
@@ -210,13 +263,19 @@ export async function claimCompensations(db: Db, limit: number, leaseSeconds: nu
 
 /** The void went through: done, once (guarded on PENDING). */
 export async function markCompensated(db: Db, id: number): Promise<boolean> {
-  const { rowCount } = await db.run(`UPDATE compensations SET state = 'DONE', done_at = now(), lease_until = NULL WHERE id = $1 AND state = 'PENDING'`, [id]);
+  const { rowCount } = await db.run(
+    `UPDATE compensations SET state = 'DONE', done_at = now(), lease_until = NULL WHERE id = $1 AND state = 'PENDING'`,
+    [id],
+  );
   return (rowCount ?? 0) > 0;
 }
 
 /** The void failed: keep it pending, note why; the lease lapses and another pass retries. */
 export async function noteCompensationError(db: Db, id: number, error: string): Promise<void> {
-  await db.run(`UPDATE compensations SET last_error = $2 WHERE id = $1 AND state = 'PENDING'`, [id, error.slice(0, 500)]);
+  await db.run(`UPDATE compensations SET last_error = $2 WHERE id = $1 AND state = 'PENDING'`, [
+    id,
+    error.slice(0, 500),
+  ]);
 }
 
 const BeginOrderPaymentAnswer = z.discriminatedUnion('kind', [
@@ -227,7 +286,14 @@ const BeginOrderPaymentAnswer = z.discriminatedUnion('kind', [
 export type BeginOrderPaymentRow = z.infer<typeof BeginOrderPaymentAnswer>;
 
 /** payOrder's first step (begin_order_payment, db/functions/080_checkout.sql): a new attempt on a live hold, or why not. */
-export async function beginOrderPayment(db: Db, clientId: string, orderId: string, provider: string, token: string, bounds: AttemptBounds): Promise<BeginOrderPaymentRow> {
+export async function beginOrderPayment(
+  db: Db,
+  clientId: string,
+  orderId: string,
+  provider: string,
+  token: string,
+  bounds: AttemptBounds,
+): Promise<BeginOrderPaymentRow> {
   const { rows } = await db.run(
     `SELECT begin_order_payment(p_client_id => $1, p_order_id => $2::uuid, p_provider => $3, p_token => $4,
                                 p_deadline_seconds => $5, p_max_pending_seconds => $6, p_action_timeout_seconds => $7) AS r`,
@@ -243,17 +309,28 @@ const ConfirmOrderAnswer = z.discriminatedUnion('kind', [
 export type ConfirmOrderRow = z.infer<typeof ConfirmOrderAnswer>;
 
 /** confirmOrder as one statement (confirm_order, db/functions/080_checkout.sql). */
-export async function confirmOrder(db: Db, clientId: string | null, orderId: string, reference: string): Promise<ConfirmOrderRow> {
-  const { rows } = await db.run('SELECT confirm_order(p_client_id => $1, p_order_id => $2::uuid, p_reference => $3) AS r', [
-    clientId,
-    orderId,
-    reference,
-  ]);
+export async function confirmOrder(
+  db: Db,
+  clientId: string | null,
+  orderId: string,
+  reference: string,
+): Promise<ConfirmOrderRow> {
+  const { rows } = await db.run(
+    'SELECT confirm_order(p_client_id => $1, p_order_id => $2::uuid, p_reference => $3) AS r',
+    [clientId, orderId, reference],
+  );
   return parseRow(ConfirmOrderAnswer, rows[0]?.r, 'confirm_order()');
 }
 
 const PAYMENT_STATES = [
-  'PENDING', 'UNKNOWN', 'ACTION_REQUIRED', 'AUTHORIZED', 'DECLINED', 'NOT_FOUND', 'CANCELLED', 'EXTERNAL',
+  'PENDING',
+  'UNKNOWN',
+  'ACTION_REQUIRED',
+  'AUTHORIZED',
+  'DECLINED',
+  'NOT_FOUND',
+  'CANCELLED',
+  'EXTERNAL',
 ] as const;
 export type PaymentStateName = (typeof PAYMENT_STATES)[number];
 const CAPTURE_STATES = ['NONE', 'PENDING', 'CAPTURED', 'EXTERNAL', 'FAILED'] as const;
@@ -273,7 +350,11 @@ const PaymentRow = z.object({
   capture_state: z.enum(CAPTURE_STATES),
 });
 const toPaymentView = (r: z.infer<typeof PaymentRow>): PaymentView => ({
-  state: r.state, provider: r.provider, reference: r.provider_ref, nextAction: r.next_action, captureState: r.capture_state,
+  state: r.state,
+  provider: r.provider,
+  reference: r.provider_ref,
+  nextAction: r.next_action,
+  captureState: r.capture_state,
 });
 
 /** The latest payment attempt of one of the client's orders, as Order.payment shows it. */
@@ -290,17 +371,30 @@ export async function latestPayment(db: Db, clientId: string | null, orderId: st
 
 export type DueCapture = { id: string; orderId: string; key: string; providerRef: string | null; attempts: number };
 const CaptureRow = z.object({
-  id: z.string(), order_id: z.string(), key: z.string(), provider_ref: z.string().nullable(), capture_attempts: z.number(),
+  id: z.string(),
+  order_id: z.string(),
+  key: z.string(),
+  provider_ref: z.string().nullable(),
+  capture_attempts: z.number(),
 });
 const toDueCapture = (r: z.infer<typeof CaptureRow>): DueCapture => ({
-  id: r.id, orderId: r.order_id, key: r.key, providerRef: r.provider_ref, attempts: r.capture_attempts,
+  id: r.id,
+  orderId: r.order_id,
+  key: r.key,
+  providerRef: r.provider_ref,
+  attempts: r.capture_attempts,
 });
 
 /**
  * Leases confirmed payments to capture (SKIP LOCKED, short transaction), counting an attempt each; `orderId`: only that
  * order's (captureOrder, which also takes a capture that FAILED back to PENDING for one more try).
  */
-export async function claimCaptures(db: Db, limit: number, leaseSeconds: number, orderId: string | null): Promise<DueCapture[]> {
+export async function claimCaptures(
+  db: Db,
+  limit: number,
+  leaseSeconds: number,
+  orderId: string | null,
+): Promise<DueCapture[]> {
   const { rows } = await db.run(
     `UPDATE payments p SET capture_lease_until = now() + make_interval(secs => $2), capture_attempts = p.capture_attempts + 1,
                            capture_state = 'PENDING'
@@ -332,7 +426,13 @@ const CaptureFailedRow = z.object({ s: z.enum(['PENDING', 'FAILED']).nullable() 
  * A capture attempt failed (note_capture_failed, db/functions/050_capture.sql): tried again after a backoff, or FAILED
  * once it had `maxAttempts`. Returns the capture state after it (null: it was no longer PENDING).
  */
-export async function noteCaptureFailed(db: Db, id: string, error: string, maxAttempts: number, retrySeconds: number): Promise<'PENDING' | 'FAILED' | null> {
+export async function noteCaptureFailed(
+  db: Db,
+  id: string,
+  error: string,
+  maxAttempts: number,
+  retrySeconds: number,
+): Promise<'PENDING' | 'FAILED' | null> {
   const { rows } = await db.run(
     'SELECT note_capture_failed(p_id => $1::uuid, p_error => $2, p_max_attempts => $3, p_retry_seconds => $4) AS s',
     [id, error, maxAttempts, retrySeconds],
@@ -347,12 +447,16 @@ const CancelOrderAnswer = z.discriminatedUnion('kind', [
 export type CancelOrderRow = z.infer<typeof CancelOrderAnswer>;
 
 /** cancelOrder as one statement (cancel_confirmed_order, db/functions/080_checkout.sql). */
-export async function cancelConfirmedOrder(db: Db, orderId: string, restock: boolean, reason: string | null): Promise<CancelOrderRow> {
-  const { rows } = await db.run('SELECT cancel_confirmed_order(p_order_id => $1::uuid, p_restock => $2, p_reason => $3) AS r', [
-    orderId,
-    restock,
-    reason,
-  ]);
+export async function cancelConfirmedOrder(
+  db: Db,
+  orderId: string,
+  restock: boolean,
+  reason: string | null,
+): Promise<CancelOrderRow> {
+  const { rows } = await db.run(
+    'SELECT cancel_confirmed_order(p_order_id => $1::uuid, p_restock => $2, p_reason => $3) AS r',
+    [orderId, restock, reason],
+  );
   return parseRow(CancelOrderAnswer, rows[0]?.r, 'cancel_confirmed_order()');
 }
 
@@ -371,6 +475,9 @@ const OrderIdRow = z.object({ order_id: z.string() });
 
 /** The order a processor payment id belongs to (events that name only the payment, e.g. Stripe's charge.refunded). */
 export async function orderIdByProviderRef(db: Db, providerRef: string): Promise<string | null> {
-  const { rows } = await db.query(`SELECT order_id FROM payments WHERE provider_ref = $1 ORDER BY attempt DESC LIMIT 1`, [providerRef]);
+  const { rows } = await db.query(
+    `SELECT order_id FROM payments WHERE provider_ref = $1 ORDER BY attempt DESC LIMIT 1`,
+    [providerRef],
+  );
   return rows[0] ? parseRow(OrderIdRow, rows[0], 'the order of a payment').order_id : null;
 }

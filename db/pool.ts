@@ -10,7 +10,13 @@ export { wrapPool, type Db, type Queryable } from './wrap-pool.js';
 // int8 (count/sum) and numeric come back as JS numbers: every quantity here fits comfortably.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export type DbOptions = { connectionString: string; max: number; retry?: RetryOptions; applicationName?: string; timeouts: DbTimeouts };
+export type DbOptions = {
+  connectionString: string;
+  max: number;
+  retry?: RetryOptions;
+  applicationName?: string;
+  timeouts: DbTimeouts;
+};
 
 /**
  * A `pg` pool wrapped with the retry policy of docs/architecture.md.
@@ -27,4 +33,3 @@ export function createDb(opts: DbOptions): Db {
   });
   return wrapPool(pool, opts.retry);
 }
-

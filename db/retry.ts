@@ -28,7 +28,8 @@ export function retryReason(err: unknown): string | null {
   const code = typeof e.code === 'string' ? e.code : undefined;
   if (code && (CERTAIN.has(code) || AMBIGUOUS.has(code) || code.startsWith('08'))) return code;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Connection terminated|connection lost|Client has encountered a connection error/i.test(message)) return 'connection';
+  if (/Connection terminated|connection lost|Client has encountered a connection error/i.test(message))
+    return 'connection';
   return null;
 }
 

@@ -37,6 +37,7 @@ function describe(error: z.ZodError, row: unknown): string {
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   let v = value;
-  for (const key of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of path)
+    v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[key] : undefined;
   return v;
 }

@@ -14,7 +14,11 @@ export type Db = Queryable & {
    * One statement in its own implicit transaction, repeated on 40001/40P01/connection loss. Pass
    * `{ idempotent: false }` for a write that must not apply twice: a connection lost mid-statement then surfaces.
    */
-  run<R extends pg.QueryResultRow = any>(text: string, values?: unknown[], opts?: { idempotent?: boolean }): Promise<pg.QueryResult<R>>;
+  run<R extends pg.QueryResultRow = any>(
+    text: string,
+    values?: unknown[],
+    opts?: { idempotent?: boolean },
+  ): Promise<pg.QueryResult<R>>;
   /** BEGIN ... COMMIT around `fn`, the whole of it repeated on 40001/40P01/connection loss */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   end(): Promise<void>;

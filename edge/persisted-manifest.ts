@@ -3,7 +3,10 @@ import manifestJson from './persisted-operations.json' with { type: 'json' };
 /** The persisted operations the project ships (built by `npm run persisted:build` from edge/operations/). */
 export type PersistedManifest = {
   version: 1;
-  operations: Record<string, { name: string; type: 'query' | 'mutation' | 'subscription'; cacheable: boolean; document: string }>;
+  operations: Record<
+    string,
+    { name: string; type: 'query' | 'mutation' | 'subscription'; cacheable: boolean; document: string }
+  >;
 };
 export type PersistedOperation = PersistedManifest['operations'][string];
 

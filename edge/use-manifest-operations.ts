@@ -47,18 +47,21 @@ export function useManifestOperations(options: {
       const role = options.partyOf(request)?.caller.role;
       return !!role && documentsAllowed.has(role);
     },
-    extractPersistedOperationId: (params, request) => operationIdOf(params as { extensions?: unknown }, new URL(request.url)),
+    extractPersistedOperationId: (params, request) =>
+      operationIdOf(params as { extensions?: unknown }, new URL(request.url)),
     customErrors: {
       notFound: {
         message: NOT_FOUND_MESSAGE,
         extensions: { code: PERSISTED_CODES.notFound, http: { status: 404 } },
       },
       persistedQueryOnly: {
-        message: 'this API key may run persisted operations only: send extensions.persistedQuery.sha256Hash (or documentId), not a document',
+        message:
+          'this API key may run persisted operations only: send extensions.persistedQuery.sha256Hash (or documentId), not a document',
         extensions: { code: PERSISTED_CODES.only, http: { status: 403 } },
       },
       keyNotFound: {
-        message: 'send a document in `query`, or a persisted operation id in extensions.persistedQuery.sha256Hash or documentId',
+        message:
+          'send a document in `query`, or a persisted operation id in extensions.persistedQuery.sha256Hash or documentId',
         extensions: { code: PERSISTED_CODES.idRequired, http: { status: 400 } },
       },
     },

@@ -3,7 +3,13 @@
 import { z } from 'zod';
 import { apiKeys, int, oneOf, setting, text } from '../common/config-fields.js';
 import { ConfigError, configReader } from '../common/config-reader.js';
-import { buyerTokenSettings, databaseTimeoutSettings, limitSettings, orderSettings, shortKeyProblems } from '../common/config-sections.js';
+import {
+  buyerTokenSettings,
+  databaseTimeoutSettings,
+  limitSettings,
+  orderSettings,
+  shortKeyProblems,
+} from '../common/config-sections.js';
 
 export { ConfigError };
 

@@ -73,7 +73,10 @@ export default {
     } catch (err) {
       // the message names the bad variables; it may quote values, so it goes to the log, not to the client
       console.error(err instanceof ConfigError ? err.message : err);
-      return Response.json({ errors: [{ message: 'worker misconfigured', extensions: { code: 'MISCONFIGURED' } }] }, { status: 500 });
+      return Response.json(
+        { errors: [{ message: 'worker misconfigured', extensions: { code: 'MISCONFIGURED' } }] },
+        { status: 500 },
+      );
     }
     // A pool per request: Workers may not share sockets between requests. Created on first use (a cache hit never
     // needs one) and ended once the response and every background task of this request (cache writes,
@@ -81,7 +84,12 @@ export default {
     let pool: Db | undefined;
     const { database } = app.config;
     const db = () =>
-      (pool ??= createNeonDb({ connectionString: database.url, wsProxy: database.neonWsProxy, max: POOL_SIZE, timeouts: database.timeouts }));
+      (pool ??= createNeonDb({
+        connectionString: database.url,
+        wsProxy: database.neonWsProxy,
+        max: POOL_SIZE,
+        timeouts: database.timeouts,
+      }));
     const tasks: Promise<unknown>[] = [];
     const requestCtx: ExecutionContext = {
       waitUntil: (p) => void tasks.push(p),

@@ -7,7 +7,9 @@ import { ROOT } from './root.js';
  * edge/worker.ts as one ES module, resolved the way Workers resolve it (workerd/worker/browser conditions, no Node
  * built-ins): what miniflare runs in tests and the bench, and what test/worker-bundle.test.ts inspects.
  */
-export async function bundleWorker(outfile = path.join(ROOT, 'test/artifacts/worker.mjs')): Promise<{ outfile: string; metafile: Metafile }> {
+export async function bundleWorker(
+  outfile = path.join(ROOT, 'test/artifacts/worker.mjs'),
+): Promise<{ outfile: string; metafile: Metafile }> {
   const r = await build({
     entryPoints: [path.join(ROOT, 'edge/worker.ts')],
     bundle: true,

@@ -22,8 +22,14 @@ const past = (t: Target) => t.seconds ?? 1;
 export async function makeHoldsOverdue(db: Queryable, target: Target): Promise<number> {
   const r =
     'orderIds' in target && target.orderIds
-      ? await db.query(`UPDATE reservations SET expires_at = now() - make_interval(secs => $2) WHERE order_id = ANY ($1::uuid[])`, [target.orderIds, past(target)])
-      : await db.query(`UPDATE reservations SET expires_at = now() - make_interval(secs => $2) WHERE sku = ANY ($1::text[])`, [target.skus, past(target)]);
+      ? await db.query(
+          `UPDATE reservations SET expires_at = now() - make_interval(secs => $2) WHERE order_id = ANY ($1::uuid[])`,
+          [target.orderIds, past(target)],
+        )
+      : await db.query(
+          `UPDATE reservations SET expires_at = now() - make_interval(secs => $2) WHERE sku = ANY ($1::text[])`,
+          [target.skus, past(target)],
+        );
   return r.rowCount ?? 0;
 }
 
@@ -36,11 +42,16 @@ export async function makePaymentsDue(db: Queryable, target: Target): Promise<nu
   const set =
     `UPDATE payments SET next_check_at = now() - make_interval(secs => $2), deadline_at = now() - make_interval(secs => $2)` +
     (target.pastRepeatWindow ? `, requested_at = now() - interval '24 hours'` : '') +
-    (target.pastGiveUp ? `, give_up_at = now() - make_interval(secs => $2), action_give_up_at = now() - make_interval(secs => $2)` : '');
+    (target.pastGiveUp
+      ? `, give_up_at = now() - make_interval(secs => $2), action_give_up_at = now() - make_interval(secs => $2)`
+      : '');
   const r =
     'orderIds' in target && target.orderIds
       ? await db.query(`${set} WHERE order_id = ANY ($1::uuid[])`, [target.orderIds, past(target)])
-      : await db.query(`${set} WHERE order_id IN (SELECT order_id FROM order_lines WHERE sku = ANY ($1::text[]))`, [target.skus, past(target)]);
+      : await db.query(`${set} WHERE order_id IN (SELECT order_id FROM order_lines WHERE sku = ANY ($1::text[]))`, [
+          target.skus,
+          past(target),
+        ]);
   return r.rowCount ?? 0;
 }
 
@@ -49,6 +60,9 @@ export async function makePaymentsDue(db: Queryable, target: Target): Promise<nu
  * @example await makeKeysOverdue(t.db, ['old-key'])
  */
 export async function makeKeysOverdue(db: Queryable, keys: string[], seconds = 1): Promise<number> {
-  const r = await db.query(`UPDATE idempotency_keys SET expires_at = now() - make_interval(secs => $2) WHERE key = ANY ($1::text[])`, [keys, seconds]);
+  const r = await db.query(
+    `UPDATE idempotency_keys SET expires_at = now() - make_interval(secs => $2) WHERE key = ANY ($1::text[])`,
+    [keys, seconds],
+  );
   return r.rowCount ?? 0;
 }

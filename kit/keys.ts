@@ -14,4 +14,3 @@ export const TEST_API_KEYS: ApiKey[] = [
   { role: 'partner', key: KEYS.partner },
   { role: 'admin', key: KEYS.admin },
 ];
-

@@ -15,7 +15,9 @@ export const PARTNER_API_KEYS: ApiKey[] = [
 ];
 
 /** The same keys as API_KEYS holds them. */
-export const PARTNER_API_KEYS_ENV = PARTNER_API_KEYS.map((k) => (k.client ? `${k.role}:${k.client}:${k.key}` : `${k.role}:${k.key}`)).join(',');
+export const PARTNER_API_KEYS_ENV = PARTNER_API_KEYS.map((k) =>
+  k.client ? `${k.role}:${k.client}:${k.key}` : `${k.role}:${k.key}`,
+).join(',');
 
 export { KEYS };
 
@@ -24,7 +26,10 @@ export { KEYS };
  * from the repository root, asynchronously (a server or bridge in this process keeps answering meanwhile).
  * @example await runPartnerPublish(['--app', 'acme', '--version', '1.0.0', 'manifest.json'], { LASTUNIT_URL, LASTUNIT_ADMIN_KEY })
  */
-export function runPartnerPublish(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
+export function runPartnerPublish(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,

@@ -22,7 +22,11 @@ export type StockAccount = { available: number; reserved: number; sold: number; 
 export async function stockAccount(db: Queryable, sku: string, stock: number): Promise<StockAccount> {
   const { rows } = await db.query('SELECT available, reserved, sold FROM inventory WHERE sku = $1', [sku]);
   const r = rows[0] as { available: number; reserved: number; sold: number };
-  return { ...r, oversold: Math.max(0, r.reserved + r.sold - stock), conserved: r.available + r.reserved + r.sold === stock };
+  return {
+    ...r,
+    oversold: Math.max(0, r.reserved + r.sold - stock),
+    conserved: r.available + r.reserved + r.sold === stock,
+  };
 }
 
 /**
@@ -35,7 +39,11 @@ export async function naiveClaim(db: Queryable, sku: string, quantity: number): 
   const { rows } = await db.query('SELECT available FROM inventory WHERE sku = $1', [sku]);
   const read = rows[0]?.available ?? 0;
   if (read < quantity) return false;
-  await db.query('UPDATE inventory SET available = $2, reserved = reserved + $3 WHERE sku = $1', [sku, read - quantity, quantity]);
+  await db.query('UPDATE inventory SET available = $2, reserved = reserved + $3 WHERE sku = $1', [
+    sku,
+    read - quantity,
+    quantity,
+  ]);
   return true;
 }
 

@@ -8,7 +8,8 @@ import { ROOT } from './root.js';
  * The host's `lastunit listening on <bound address> (<who can reach it>): http://127.0.0.1:PORT/graphql` or the relay
  * CLI's `lastunit relay running`.
  */
-export const READY = /lastunit listening on \S+ \([^)]*\): http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql|lastunit relay running/;
+export const READY =
+  /lastunit listening on \S+ \([^)]*\): http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql|lastunit relay running/;
 
 export type ServerOptions = {
   /** the entry, relative to the repository root (default node/start.ts) */
@@ -110,7 +111,10 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let seen = ''; // stdout until the ready line, bounded (a line is far shorter than what is kept)
-      const timer = setTimeout(() => reject(new Error(`${script} was not ready within ${startTimeoutMs} ms`)), startTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${script} was not ready within ${startTimeoutMs} ms`)),
+        startTimeoutMs,
+      );
       const onData = (chunk: Buffer) => {
         seen = (seen + chunk.toString('utf8')).slice(-TAIL_CHARS);
         const m = ready.exec(seen);
@@ -133,7 +137,8 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
       });
     });
     child.once('exit', (code, sig) => {
-      if (!stopping) opts.onUnexpectedExit?.(`${script} exited on its own (code ${code}, signal ${sig})\n${tail.slice(-2000)}`);
+      if (!stopping)
+        opts.onUnexpectedExit?.(`${script} exited on its own (code ${code}, signal ${sig})\n${tail.slice(-2000)}`);
     });
     const url = `http://127.0.0.1:${port}`;
     return { pid: child.pid!, port, url, endpoint: `${url}/graphql`, child, output: () => tail, stop };
@@ -148,6 +153,11 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
  * @example const r = runScript('node/migrate-cli.ts', { DATABASE_URL }); expect(r.status).toBe(0)
  */
 export function runScript(script: string, env: Record<string, string>, timeoutMs = 60_000) {
-  const r = spawnSync(process.execPath, nodeCommand(script), { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: timeoutMs });
+  const r = spawnSync(process.execPath, nodeCommand(script), {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -42,12 +42,21 @@ export async function startShopifyStandIn(opts: { token?: string; skus?: string[
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      if (req.method !== 'POST' || !/\/admin\/api\/[0-9-]+\/graphql\.json$/.test(req.url ?? '')) return send(404, { errors: 'Not Found' });
-      if (req.headers['x-shopify-access-token'] !== token) return send(401, { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' });
+      if (req.method !== 'POST' || !/\/admin\/api\/[0-9-]+\/graphql\.json$/.test(req.url ?? ''))
+        return send(404, { errors: 'Not Found' });
+      if (req.headers['x-shopify-access-token'] !== token)
+        return send(401, { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' });
       if (throttleNext > 0) {
         throttleNext--;
         stats.throttled++;
-        return send(200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' } }] });
+        return send(200, {
+          errors: [
+            {
+              message: 'Throttled',
+              extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
+            },
+          ],
+        });
       }
       const { query, variables } = JSON.parse(raw || '{}') as { query: string; variables: any };
       if (/inventoryItems\s*\(/.test(query)) {
@@ -57,21 +66,52 @@ export async function startShopifyStandIn(opts: { token?: string; skus?: string[
           data: {
             locations: { nodes: [{ id: location }] },
             inventoryItems: {
-              nodes: it ? [{ id: it.id, inventoryLevels: { nodes: [{ location: { id: location }, quantities: [{ name: 'available', quantity: it.available }] }] } }] : [],
+              nodes: it
+                ? [
+                    {
+                      id: it.id,
+                      inventoryLevels: {
+                        nodes: [
+                          { location: { id: location }, quantities: [{ name: 'available', quantity: it.available }] },
+                        ],
+                      },
+                    },
+                  ]
+                : [],
             },
           },
         });
       }
       if (/inventorySetQuantities\s*\(/.test(query)) {
         if (!/@idempotent\s*\(\s*key:/.test(query))
-          return send(200, { errors: [{ message: 'The @idempotent directive is required for this mutation.', extensions: { code: 'BAD_REQUEST' } }] });
+          return send(200, {
+            errors: [
+              {
+                message: 'The @idempotent directive is required for this mutation.',
+                extensions: { code: 'BAD_REQUEST' },
+              },
+            ],
+          });
         const key = String(variables?.key ?? '');
         const input = JSON.stringify(variables?.input);
         const seen = keys.get(key);
         if (seen) {
           if (seen.input !== input) {
             stats.mismatches++;
-            return send(200, { data: { inventorySetQuantities: { inventoryAdjustmentGroup: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_PARAMETER_MISMATCH', field: null, message: 'The same idempotency key cannot be used with different operation parameters.' }] } } });
+            return send(200, {
+              data: {
+                inventorySetQuantities: {
+                  inventoryAdjustmentGroup: null,
+                  userErrors: [
+                    {
+                      code: 'IDEMPOTENCY_KEY_PARAMETER_MISMATCH',
+                      field: null,
+                      message: 'The same idempotency key cannot be used with different operation parameters.',
+                    },
+                  ],
+                },
+              },
+            });
           }
           stats.replays++;
           return send(200, seen.answer);
@@ -80,21 +120,58 @@ export async function startShopifyStandIn(opts: { token?: string; skus?: string[
         const it = [...items.values()].find((x) => x.id === q?.inventoryItemId);
         let answer: unknown;
         if (!it) {
-          answer = { data: { inventorySetQuantities: { inventoryAdjustmentGroup: null, userErrors: [{ code: 'INVALID_INVENTORY_ITEM', field: ['input', 'quantities', '0', 'inventoryItemId'], message: 'The specified inventory item could not be found.' }] } } };
+          answer = {
+            data: {
+              inventorySetQuantities: {
+                inventoryAdjustmentGroup: null,
+                userErrors: [
+                  {
+                    code: 'INVALID_INVENTORY_ITEM',
+                    field: ['input', 'quantities', '0', 'inventoryItemId'],
+                    message: 'The specified inventory item could not be found.',
+                  },
+                ],
+              },
+            },
+          };
         } else if (q.changeFromQuantity !== null && q.changeFromQuantity !== it.available) {
           stats.stale++;
-          answer = { data: { inventorySetQuantities: { inventoryAdjustmentGroup: null, userErrors: [{ code: 'CHANGE_FROM_QUANTITY_STALE', field: ['input', 'quantities', '0', 'changeFromQuantity'], message: 'The changeFromQuantity value does not match persisted value.' }] } } };
+          answer = {
+            data: {
+              inventorySetQuantities: {
+                inventoryAdjustmentGroup: null,
+                userErrors: [
+                  {
+                    code: 'CHANGE_FROM_QUANTITY_STALE',
+                    field: ['input', 'quantities', '0', 'changeFromQuantity'],
+                    message: 'The changeFromQuantity value does not match persisted value.',
+                  },
+                ],
+              },
+            },
+          };
         } else {
           it.available = q.quantity;
           stats.sets++;
-          answer = { data: { inventorySetQuantities: { inventoryAdjustmentGroup: { id: `gid://shopify/InventoryAdjustmentGroup/${stats.sets}` }, userErrors: [] } } };
+          answer = {
+            data: {
+              inventorySetQuantities: {
+                inventoryAdjustmentGroup: { id: `gid://shopify/InventoryAdjustmentGroup/${stats.sets}` },
+                userErrors: [],
+              },
+            },
+          };
         }
         keys.set(key, { input, answer });
         return send(200, answer);
       }
       if (/orderCancel\s*\(/.test(query)) {
         stats.cancels.push(String(variables?.orderId));
-        return send(200, { data: { orderCancel: { job: { id: `gid://shopify/Job/${stats.cancels.length}` }, orderCancelUserErrors: [] } } });
+        return send(200, {
+          data: {
+            orderCancel: { job: { id: `gid://shopify/Job/${stats.cancels.length}` }, orderCancelUserErrors: [] },
+          },
+        });
       }
       send(200, { errors: [{ message: 'unsupported by the stand-in', extensions: { code: 'BAD_REQUEST' } }] });
     });

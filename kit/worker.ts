@@ -6,7 +6,12 @@ import { ROOT } from './root.js';
 import { startWsBridge, type WsBridge } from './ws-bridge.js';
 import { KEYS } from './keys.js';
 
-export type LocalWorker = { mf: Miniflare; bridge: WsBridge; fetch: (req: Request) => Promise<Response>; stop: () => Promise<void> };
+export type LocalWorker = {
+  mf: Miniflare;
+  bridge: WsBridge;
+  fetch: (req: Request) => Promise<Response>;
+  stop: () => Promise<void>;
+};
 
 /** The same API keys as the Node test app (test/support/app.ts, kit/keys.ts), as the worker's API_KEYS secret. */
 export const WORKER_API_KEYS = `storefront:${KEYS.storefront},storefront:${KEYS.storefront2},partner:${KEYS.partner},admin:${KEYS.admin}`;
@@ -16,8 +21,14 @@ export const WORKER_API_KEYS = `storefront:${KEYS.storefront},storefront:${KEYS.
  * i.e. the real Neon driver speaking to the real PostgreSQL.
  * @example const w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { EDGE_CACHE_TTL_SECONDS: '2' } })
  */
-export async function startLocalWorker(opts: { databaseUrl: string; vars?: Record<string, string | undefined>; name?: string }): Promise<LocalWorker> {
-  const { outfile } = await bundleWorker(path.join(ROOT, `test/artifacts/worker-${process.pid}-${opts.name ?? 'w'}.mjs`));
+export async function startLocalWorker(opts: {
+  databaseUrl: string;
+  vars?: Record<string, string | undefined>;
+  name?: string;
+}): Promise<LocalWorker> {
+  const { outfile } = await bundleWorker(
+    path.join(ROOT, `test/artifacts/worker-${process.pid}-${opts.name ?? 'w'}.mjs`),
+  );
   const db = new URL(opts.databaseUrl);
   const bridge = await startWsBridge({ host: db.hostname, port: Number(db.port || 5432) });
   const mf = new Miniflare({
@@ -26,9 +37,13 @@ export async function startLocalWorker(opts: { databaseUrl: string; vars?: Recor
     compatibilityDate: '2025-09-01',
     // a var given as undefined is left unset (to see the worker's own default)
     bindings: Object.fromEntries(
-      Object.entries({ DATABASE_URL: opts.databaseUrl, API_KEYS: WORKER_API_KEYS, NEON_WS_PROXY: bridge.hostPort, NODE_ENV: 'test', ...opts.vars }).filter(
-        (e): e is [string, string] => e[1] !== undefined,
-      ),
+      Object.entries({
+        DATABASE_URL: opts.databaseUrl,
+        API_KEYS: WORKER_API_KEYS,
+        NEON_WS_PROXY: bridge.hostPort,
+        NODE_ENV: 'test',
+        ...opts.vars,
+      }).filter((e): e is [string, string] => e[1] !== undefined),
     ),
   });
   await mf.ready;
@@ -37,7 +52,11 @@ export async function startLocalWorker(opts: { databaseUrl: string; vars?: Recor
     bridge,
     fetch: async (req) => {
       const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.text();
-      return (await mf.dispatchFetch(req.url, { method: req.method, headers: Object.fromEntries(req.headers), body })) as unknown as Response;
+      return (await mf.dispatchFetch(req.url, {
+        method: req.method,
+        headers: Object.fromEntries(req.headers),
+        body,
+      })) as unknown as Response;
     },
     stop: async () => {
       await mf.dispose();

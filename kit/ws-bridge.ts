@@ -4,7 +4,12 @@
 import net from 'node:net';
 import { WebSocketServer } from 'ws';
 
-export type WsBridge = { port: number; hostPort: string; stats: { connections: number; messages: number }; close: () => Promise<void> };
+export type WsBridge = {
+  port: number;
+  hostPort: string;
+  stats: { connections: number; messages: number };
+  close: () => Promise<void>;
+};
 
 /**
  * @param target the PostgreSQL to connect to; the driver's `?address=host:port` must name it (anything else is refused)

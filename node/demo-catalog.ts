@@ -16,4 +16,10 @@ export const DEMO_PARTNER_APP = 'acme';
  * The demo marketplace channel: a SANDBOX channel pointing at the marketplace sandbox the Node host starts in-process
  * in development (MARKETPLACE_SANDBOX, node/marketplace.ts). Buffer 1: it lists one unit less than is available.
  */
-export const DEMO_CHANNEL = { id: 'demo-market', name: 'Demo marketplace (sandbox)', kind: 'SANDBOX', buffer: 1, maxPushesPerSecond: 5 } as const;
+export const DEMO_CHANNEL = {
+  id: 'demo-market',
+  name: 'Demo marketplace (sandbox)',
+  kind: 'SANDBOX',
+  buffer: 1,
+  maxPushesPerSecond: 5,
+} as const;

@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { GraphiQLOptions } from 'graphql-yoga';
 
-const VERSION = (createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string }).version;
+const VERSION = (createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string })
+  .version;
 const BASE = `/graphiql/${VERSION}`;
 const START = readFileSync(fileURLToPath(new URL('./graphiql/start.js', import.meta.url)), 'utf8');
 
@@ -66,7 +67,10 @@ export function graphiqlAssets() {
   app.get(`${BASE}/:file`, async (c) => {
     const asset = (await loadAssets())[c.req.param('file')];
     if (!asset) return c.notFound();
-    return c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable' });
+    return c.body(asset.body, 200, {
+      'content-type': asset.type,
+      'cache-control': 'public, max-age=31536000, immutable',
+    });
   });
   return app;
 }

@@ -101,8 +101,12 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const { live } = config;
   const redis = live.redisUrl ? connectRedis(live.redisUrl, live.redisKeyPrefix, logger, metrics) : undefined;
   const pubsub = createLivePubSub({ redis, prefix: live.redisKeyPrefix });
-  const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: live.cacheTtlSeconds, metrics, logger }) : undefined;
-  const notifyRelays = createOutboxNotifier(db, { onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it') });
+  const cache = redis
+    ? createAvailabilityCache(redis, { ttlSeconds: live.cacheTtlSeconds, metrics, logger })
+    : undefined;
+  const notifyRelays = createOutboxNotifier(db, {
+    onError: (err) => logger.debug({ err }, 'outbox NOTIFY failed; the relay poll covers it'),
+  });
   // After a committed write: wake the relays, and drop this instance's cached figures of the SKUs it changed so its
   // own next read is fresh (read-your-writes); other instances converge through the relay's versioned updates.
   // Marketplace channels: the pusher sends listed quantities the moment a stock change commits (docs/channels.md).
@@ -112,7 +116,11 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         db,
         metrics,
         pollMs: config.channels.pollMs,
-        clientFor: (c) => marketplaceClient(c, { timeoutMs: config.channels.timeoutMs, shopifyAccessToken: config.channels.shopifyAccessToken }),
+        clientFor: (c) =>
+          marketplaceClient(c, {
+            timeoutMs: config.channels.timeoutMs,
+            shopifyAccessToken: config.channels.shopifyAccessToken,
+          }),
         onError: (err) => {
           if (Date.now() - pusherErrorLogged > 10_000) {
             pusherErrorLogged = Date.now();
@@ -130,10 +138,17 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
   const partnerDocuments = cachedPartnerDocuments();
   // With REDIS_URL the rate limits count across instances too (same Redis connection).
-  const rateLimitStore = redis ? redisRateLimitStore(redis.command, Date.now, live.redisKeyPrefix) : memoryRateLimitStore();
+  const rateLimitStore = redis
+    ? redisRateLimitStore(redis.command, Date.now, live.redisKeyPrefix)
+    : memoryRateLimitStore();
   const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
   const { rateLimits } = config;
-  const keyLimit = rateLimit({ limit: rateLimits.limit, windowSeconds: rateLimits.windowSeconds, store: rateLimitStore, onStoreError });
+  const keyLimit = rateLimit({
+    limit: rateLimits.limit,
+    windowSeconds: rateLimits.windowSeconds,
+    store: rateLimitStore,
+    onStoreError,
+  });
   const trustProxy = config.http.trustProxy;
   const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
     db,
@@ -144,14 +159,28 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     graphiql: !production && { headers: demoHeaders(config.auth.apiKeys ? undefined : keys) },
     renderGraphiql,
     persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
-    executionPlugins: [useCompiledExecution({ onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; graphql-js runs it') })],
+    executionPlugins: [
+      useCompiledExecution({
+        onError: (err) => logger.warn({ err }, 'graphql-jit could not compile a document; graphql-js runs it'),
+      }),
+    ],
     production,
     metricsToken: config.http.metricsToken,
     webhooks: config.webhooks,
     limits: config.limits,
     rateLimit: keyLimit,
-    admitBuyer: buyerRateLimit({ limit: rateLimits.buyerLimit, windowSeconds: rateLimits.windowSeconds, store: rateLimitStore, onStoreError }),
-    clientIp: (c) => clientIpOf({ remoteAddress: getConnInfo(c).remote.address, forwardedFor: c.req.header('x-forwarded-for'), trustProxy }),
+    admitBuyer: buyerRateLimit({
+      limit: rateLimits.buyerLimit,
+      windowSeconds: rateLimits.windowSeconds,
+      store: rateLimitStore,
+      onStoreError,
+    }),
+    clientIp: (c) =>
+      clientIpOf({
+        remoteAddress: getConnInfo(c).remote.address,
+        forwardedFor: c.req.header('x-forwarded-for'),
+        trustProxy,
+      }),
     settings: config.orders,
     buyerTokenSecret: config.buyerTokens.secret,
     payments,
@@ -161,18 +190,22 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     channels: { onIncident: () => pusher?.wake() },
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
-  if (config.http.testDiagnostics && !production) app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
+  if (config.http.testDiagnostics && !production)
+    app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
   if (!production) app.route('/', graphiqlAssets());
   // The page gets the demo public key only where this host minted the demo keys outside production; with API_KEYS,
   // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
-  app.route('/', livePage({
-    listSkus: () => catalog!.listSkus(),
-    productName: async (sku) => (await catalog!.findProducts([sku]))[0]?.name ?? null,
-    maxLineQuantity: config.orders.maxLineQuantity,
-    publicKey: config.auth.apiKeys || production ? undefined : keys.find((k) => k.role === 'public')?.key,
-    channelListings: (sku) => channels!.listingsOfSku(sku),
-    lookupCaller,
-  }));
+  app.route(
+    '/',
+    livePage({
+      listSkus: () => catalog!.listSkus(),
+      productName: async (sku) => (await catalog!.findProducts([sku]))[0]?.name ?? null,
+      maxLineQuantity: config.orders.maxLineQuantity,
+      publicKey: config.auth.apiKeys || production ? undefined : keys.find((k) => k.role === 'public')?.key,
+      channelListings: (sku) => channels!.listingsOfSku(sku),
+      lookupCaller,
+    }),
+  );
   const stopSweeper = startSweeper(db, metrics, {
     ...config.sweeper,
     onOutboxWritten,
@@ -200,7 +233,10 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
 
   const stopReconciler = startReconciler(
     { db, metrics, processor: payments.processor, onOutboxWritten, capture: config.payments.capture },
-    { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
+    {
+      intervalMs: config.payments.reconcileIntervalMs,
+      onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick'),
+    },
   );
 
   const server: ServerType = await listen(app.fetch, { port: config.http.port, host: config.http.host });
@@ -211,7 +247,12 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     context: { orders, catalog, partners, channels },
     maxPayloadBytes: config.limits.maxBodyBytes,
     ...live.sockets,
-    clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy }),
+    clientIp: (req) =>
+      clientIpOf({
+        remoteAddress: req.socket.remoteAddress,
+        forwardedFor: req.headers['x-forwarded-for']?.toString(),
+        trustProxy,
+      }),
     admit: keyLimit.count,
   });
   socketStats = ws.stats;

@@ -12,7 +12,10 @@ const ASSETS: Record<string, string> = {
   'live.css': 'text/css',
 };
 const FILES = Object.fromEntries(
-  Object.keys(ASSETS).map((name) => [name, readFileSync(fileURLToPath(new URL(`./live/${name}`, import.meta.url)), 'utf8')]),
+  Object.keys(ASSETS).map((name) => [
+    name,
+    readFileSync(fileURLToPath(new URL(`./live/${name}`, import.meta.url)), 'utf8'),
+  ]),
 );
 
 // JSON inside <script>: `<` escaped so no value can close the tag.
@@ -30,8 +33,12 @@ function page(title: string, body: string, config: Record<string, unknown>, scri
 }
 
 const notFound = (sku: string) =>
-  page('Not found - lastunit', `<div class="card"><h1>No such product</h1><p>There is no product <code>${esc(sku)}</code>.
-<a href="/">See the catalog</a>.</p></div>`, {});
+  page(
+    'Not found - lastunit',
+    `<div class="card"><h1>No such product</h1><p>There is no product <code>${esc(sku)}</code>.
+<a href="/">See the catalog</a>.</p></div>`,
+    {},
+  );
 
 export type LivePageOptions = {
   /** the catalog page's SKUs */
@@ -50,7 +57,17 @@ export type LivePageOptions = {
    * Every marketplace channel's listing of a SKU (docs/channels.md): shown on the admin view of a product
    * (/admin/products/:sku) and served as JSON at /admin/products/:sku/channels to admin keys. Absent: no marketplace table.
    */
-  channelListings?: (sku: string) => Promise<{ channelId: string; channelName: string; desiredQuantity: number; pushedQuantity: number | null; pending: boolean }[]>;
+  channelListings?: (
+    sku: string,
+  ) => Promise<
+    {
+      channelId: string;
+      channelName: string;
+      desiredQuantity: number;
+      pushedQuantity: number | null;
+      pending: boolean;
+    }[]
+  >;
   /** The caller of an `Authorization: Bearer <key>` value, undefined for a missing or unknown key (createApp's lookupCaller). */
   lookupCaller: (authorization: string | undefined | null) => Promise<{ role: string } | undefined>;
 };
@@ -70,11 +87,18 @@ export function livePage(opts: LivePageOptions) {
     return c.body(FILES[name]!, 200, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-cache' });
   });
   app.get('/', async (c) =>
-    c.html(page('lastunit: catalog', `<h1>Catalog</h1><ul class="catalog" id="catalog"><li>Loading...</li></ul><p class="live" id="live"></p>`, {
-      page: 'catalog',
-      key,
-      skus: await opts.listSkus(),
-    }, 'catalog.js')),
+    c.html(
+      page(
+        'lastunit: catalog',
+        `<h1>Catalog</h1><ul class="catalog" id="catalog"><li>Loading...</li></ul><p class="live" id="live"></p>`,
+        {
+          page: 'catalog',
+          key,
+          skus: await opts.listSkus(),
+        },
+        'catalog.js',
+      ),
+    ),
   );
   app.get('/products/:sku', async (c) => {
     const sku = c.req.param('sku');
@@ -115,15 +139,28 @@ export function livePage(opts: LivePageOptions) {
   // The listings as JSON: channel names and quantities are the shop's business, so only an admin key reads them.
   app.get('/admin/products/:sku/channels', async (c) => {
     const authorization = c.req.header('authorization');
-    const caller = authorization && /^Bearer\s/i.test(authorization) ? await opts.lookupCaller(authorization) : undefined;
+    const caller =
+      authorization && /^Bearer\s/i.test(authorization) ? await opts.lookupCaller(authorization) : undefined;
     const noStore = { 'cache-control': 'no-store' };
-    if (!caller) return c.json({ error: 'a valid API key is required (Authorization: Bearer <key>)' }, 401, { ...noStore, 'www-authenticate': 'Bearer' });
+    if (!caller)
+      return c.json({ error: 'a valid API key is required (Authorization: Bearer <key>)' }, 401, {
+        ...noStore,
+        'www-authenticate': 'Bearer',
+      });
     if (caller.role !== 'admin') return c.json({ error: 'marketplace listings need an admin key' }, 403, noStore);
     const sku = c.req.param('sku');
     if (!opts.channelListings || !SKU.test(sku)) return c.json({ channels: [] }, 200, noStore);
     const rows = await opts.channelListings(sku);
     return c.json(
-      { channels: rows.map((r) => ({ id: r.channelId, name: r.channelName, listed: r.pushedQuantity, desired: r.desiredQuantity, pending: r.pending })) },
+      {
+        channels: rows.map((r) => ({
+          id: r.channelId,
+          name: r.channelName,
+          listed: r.pushedQuantity,
+          desired: r.desiredQuantity,
+          pending: r.pending,
+        })),
+      },
       200,
       noStore,
     );

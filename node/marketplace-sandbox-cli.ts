@@ -12,7 +12,13 @@ import { runEntry } from './entry.js';
 
 const marketplaceSandboxSettings = z.object({
   port: setting('MARKETPLACE_PORT', int(0, 4200)),
-  webhookUrl: setting('MARKETPLACE_WEBHOOK_URL', z.string().regex(/^https?:\/\//, 'must be an http(s):// URL').optional()),
+  webhookUrl: setting(
+    'MARKETPLACE_WEBHOOK_URL',
+    z
+      .string()
+      .regex(/^https?:\/\//, 'must be an http(s):// URL')
+      .optional(),
+  ),
   webhookSecret: setting('MARKETPLACE_WEBHOOK_SECRET', z.string().min(16, 'must have 16+ characters').optional()),
   lagMs: setting('MARKETPLACE_LAG_MS', int(0, 0)),
   maxRequestsPerSecond: setting('MARKETPLACE_MAX_RPS', int(0, 5)),
@@ -36,12 +42,17 @@ void runEntry({
       duplicateRate: c.duplicateRate,
       maxDelayMs: c.maxDelayMs,
     });
-    const skus = (c.buyerSkus ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const skus = (c.buyerSkus ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const stopBuyers = skus.length ? m.startBuyers(skus, c.buyersPerSecond) : () => {};
     return {
       lines: [
         `sandbox marketplace listening on ${m.url} (use it as a SANDBOX channel's endpoint); orders to ${c.webhookUrl ?? '(none: set MARKETPLACE_WEBHOOK_URL and MARKETPLACE_WEBHOOK_SECRET)'}`,
-        skus.length ? `buyers: ${c.buyersPerSecond}/s over ${skus.join(', ')}` : 'buyers: none (set MARKETPLACE_BUYER_SKUS)',
+        skus.length
+          ? `buyers: ${c.buyersPerSecond}/s over ${skus.join(', ')}`
+          : 'buyers: none (set MARKETPLACE_BUYER_SKUS)',
       ],
       stop: async () => {
         stopBuyers();

@@ -24,7 +24,10 @@ const none: MarketplaceWiring = { setWebhookUrl: () => {}, stop: async () => {} 
  * Runs before the pusher starts, so the pusher never sends to the previous start's port.
  * @example const marketplace = config.channels.marketplaceSandbox ? await wireMarketplaceSandbox(db, logger) : undefined
  */
-export async function wireMarketplaceSandbox(db: Db, logger: Pick<Logger, 'info' | 'warn'>): Promise<MarketplaceWiring> {
+export async function wireMarketplaceSandbox(
+  db: Db,
+  logger: Pick<Logger, 'info' | 'warn'>,
+): Promise<MarketplaceWiring> {
   const others = (await store.listChannels(db)).filter((c) => c.id !== DEMO_CHANNEL.id);
   if (others.length) {
     logger.info({ channels: others.map((c) => c.id) }, 'marketplace sandbox not started: channels point elsewhere');

@@ -19,6 +19,9 @@ void runEntry({
     const documents = documentsOfManifest(json);
     const p = await publishDocuments({ url: c.url, adminKey: c.adminKey, app: c.app, version: c.version, documents });
     const what = p.replayed ? 'already published with these documents' : 'published';
-    return { lines: [`${p.app}@${p.version}: ${what} (${p.documentCount} documents, ${p.publishedAt}) at ${c.url}`], stop: async () => {} };
+    return {
+      lines: [`${p.app}@${p.version}: ${what} (${p.documentCount} documents, ${p.publishedAt}) at ${c.url}`],
+      stop: async () => {},
+    };
   },
 });

@@ -9,7 +9,13 @@ export const PUBLISH_PARTNER_DOCUMENTS = `mutation PublishPartnerDocuments($inpu
 }`;
 
 export type ManifestDocument = { id: string; body: string };
-export type Publication = { app: string; version: string; documentCount: number; publishedAt: string; replayed: boolean };
+export type Publication = {
+  app: string;
+  version: string;
+  documentCount: number;
+  publishedAt: string;
+  replayed: boolean;
+};
 
 /** The server refused the version (userErrors) or the request; the message says why, so no stack is printed. */
 export class PublishRefused extends Error {
@@ -31,15 +37,19 @@ const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
  */
 export function documentsOfManifest(json: unknown): ManifestDocument[] {
   if (isRecord(json) && json.format === 'apollo-persisted-query-manifest') {
-    if (json.version !== 1 || !Array.isArray(json.operations)) throw new PublishRefused('an Apollo manifest of version 1 with an operations array is expected');
+    if (json.version !== 1 || !Array.isArray(json.operations))
+      throw new PublishRefused('an Apollo manifest of version 1 with an operations array is expected');
     return json.operations.map((op: unknown, i) => {
-      if (!isRecord(op) || typeof op.id !== 'string' || typeof op.body !== 'string') throw new PublishRefused(`operations[${i}] has no string id and body`);
+      if (!isRecord(op) || typeof op.id !== 'string' || typeof op.body !== 'string')
+        throw new PublishRefused(`operations[${i}] has no string id and body`);
       return { id: op.id, body: op.body };
     });
   }
   if (isRecord(json) && Object.keys(json).length > 0 && Object.values(json).every((v) => typeof v === 'string'))
     return Object.entries(json).map(([id, body]) => ({ id, body: body as string }));
-  throw new PublishRefused('not a manifest: expected Apollo\'s persisted query manifest or GraphQL Codegen\'s persisted-documents.json');
+  throw new PublishRefused(
+    "not a manifest: expected Apollo's persisted query manifest or GraphQL Codegen's persisted-documents.json",
+  );
 }
 
 /**
@@ -57,11 +67,26 @@ export async function publishDocuments(opts: {
 }): Promise<Publication> {
   const res = await (opts.fetch ?? fetch)(opts.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${opts.adminKey}` },
-    body: JSON.stringify({ query: PUBLISH_PARTNER_DOCUMENTS, variables: { input: { app: opts.app, version: opts.version, documents: opts.documents } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      authorization: `Bearer ${opts.adminKey}`,
+    },
+    body: JSON.stringify({
+      query: PUBLISH_PARTNER_DOCUMENTS,
+      variables: { input: { app: opts.app, version: opts.version, documents: opts.documents } },
+    }),
   });
   const text = await res.text();
-  let body: { data?: { publishPartnerDocuments?: { publication: Publication | null; userErrors: { code: string; field: string[] | null; message: string }[] } }; errors?: { message: string; extensions?: { code?: string } }[] };
+  let body: {
+    data?: {
+      publishPartnerDocuments?: {
+        publication: Publication | null;
+        userErrors: { code: string; field: string[] | null; message: string }[];
+      };
+    };
+    errors?: { message: string; extensions?: { code?: string } }[];
+  };
   try {
     body = JSON.parse(text);
   } catch {
@@ -69,14 +94,19 @@ export async function publishDocuments(opts: {
   }
   if (body.errors?.length) {
     const why = body.errors.map((e) => `${e.extensions?.code ?? 'ERROR'}: ${e.message}`).join('\n  ');
-    const hint = body.errors.some((e) => e.extensions?.code === 'PAYLOAD_TOO_LARGE') ? '\n  (the manifest is larger than the server\'s MAX_BODY_BYTES)' : '';
+    const hint = body.errors.some((e) => e.extensions?.code === 'PAYLOAD_TOO_LARGE')
+      ? "\n  (the manifest is larger than the server's MAX_BODY_BYTES)"
+      : '';
     throw new PublishRefused(`${opts.url} answered ${res.status}:\n  ${why}${hint}`);
   }
   const payload = body.data?.publishPartnerDocuments;
-  if (!payload) throw new PublishRefused(`${opts.url} answered ${res.status} without a publishPartnerDocuments payload`);
+  if (!payload)
+    throw new PublishRefused(`${opts.url} answered ${res.status} without a publishPartnerDocuments payload`);
   if (payload.userErrors.length || !payload.publication) {
     const lines = payload.userErrors.map((e) => `${e.code}${e.field ? ` at ${e.field.join('.')}` : ''}: ${e.message}`);
-    throw new PublishRefused(`${opts.app}@${opts.version} was not published (nothing was stored):\n  ${lines.join('\n  ')}`);
+    throw new PublishRefused(
+      `${opts.app}@${opts.version} was not published (nothing was stored):\n  ${lines.join('\n  ')}`,
+    );
   }
   return payload.publication;
 }

@@ -34,7 +34,12 @@ export const paymentSettingsOf = (c: Config['payments']): PaymentSettings => ({
 export async function wirePayments(c: Config['payments'], webhooks: Config['webhooks']): Promise<PaymentsWiring> {
   const settings = paymentSettingsOf(c);
   if (c.provider === 'stripe') {
-    const processor = stripeProcessor({ secretKey: c.stripeSecretKey!, webhookSecret: c.stripeWebhookSecret!, timeoutMs: c.timeoutMs, webhookToleranceSeconds: webhooks.toleranceSeconds });
+    const processor = stripeProcessor({
+      secretKey: c.stripeSecretKey!,
+      webhookSecret: c.stripeWebhookSecret!,
+      timeoutMs: c.timeoutMs,
+      webhookToleranceSeconds: webhooks.toleranceSeconds,
+    });
     return { processor, settings, setWebhookUrl: () => {}, stop: async () => {} };
   }
   const sandbox = c.sandboxUrl ? undefined : await startSandbox({ webhookSecret: c.webhookSecret });

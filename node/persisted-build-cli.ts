@@ -18,7 +18,12 @@ void runEntry({
     const apollo = path.join(EDGE, 'persisted-query-manifest.json');
     await writeFile(out, JSON.stringify(manifest, null, 2) + '\n');
     await writeFile(apollo, JSON.stringify(toApolloManifest(manifest), null, 2) + '\n');
-    const lines = Object.entries(manifest.operations).map(([id, op]) => `${id}  ${op.type.padEnd(8)} ${op.name}${op.cacheable ? '  (edge-cacheable)' : ''}`);
-    return { lines: [...lines, `wrote ${path.relative(process.cwd(), out)} and ${path.relative(process.cwd(), apollo)}`], stop: async () => {} };
+    const lines = Object.entries(manifest.operations).map(
+      ([id, op]) => `${id}  ${op.type.padEnd(8)} ${op.name}${op.cacheable ? '  (edge-cacheable)' : ''}`,
+    );
+    return {
+      lines: [...lines, `wrote ${path.relative(process.cwd(), out)} and ${path.relative(process.cwd(), apollo)}`],
+      stop: async () => {},
+    };
   },
 });

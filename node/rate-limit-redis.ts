@@ -16,7 +16,10 @@ export function redisRateLimitStore(redis: Redis, now: () => number = Date.now, 
   return {
     async hit(key, windowMs, n = 1) {
       const window = Math.floor(now() / windowMs);
-      const [count, pttl] = (await redis.eval(HIT, 1, `${prefix}${key}:${window}`, String(windowMs), String(n))) as [number, number];
+      const [count, pttl] = (await redis.eval(HIT, 1, `${prefix}${key}:${window}`, String(windowMs), String(n))) as [
+        number,
+        number,
+      ];
       return { count, resetMs: pttl > 0 ? pttl : windowMs };
     },
   };

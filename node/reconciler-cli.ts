@@ -13,16 +13,27 @@ void runEntry({
     loadConfig(env, (c, problem) => {
       if (!c.database.url) problem('DATABASE_URL', 'required by the standalone reconciler');
       if (c.payments.provider === 'sandbox' && !c.payments.sandboxUrl)
-        problem('SANDBOX_PAYMENTS_URL', 'required by the standalone reconciler (an in-process sandbox knows no payments)');
+        problem(
+          'SANDBOX_PAYMENTS_URL',
+          'required by the standalone reconciler (an in-process sandbox knows no payments)',
+        );
     }),
   async start(config) {
     const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit-reconciler' } });
     const url = config.database.url!; // required above
-    const db = createDb({ connectionString: url, max: 4, applicationName: 'lastunit-reconciler', timeouts: config.database.timeouts });
+    const db = createDb({
+      connectionString: url,
+      max: 4,
+      applicationName: 'lastunit-reconciler',
+      timeouts: config.database.timeouts,
+    });
     const payments = await wirePayments(config.payments, config.webhooks);
     const stop = startReconciler(
       { db, metrics: createMetrics(), processor: payments.processor, capture: config.payments.capture },
-      { intervalMs: config.payments.reconcileIntervalMs, onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick') },
+      {
+        intervalMs: config.payments.reconcileIntervalMs,
+        onError: (err) => logger.error({ err }, 'reconciler failed; retrying next tick'),
+      },
     );
     logger.info('reconciler running');
     return {

@@ -20,11 +20,18 @@ void runEntry({
     const metrics = createMetrics();
     const { live } = config;
     const url = config.database.url!; // required above
-    const db = createDb({ connectionString: url, max: 2, applicationName: 'lastunit-relay', timeouts: config.database.timeouts });
+    const db = createDb({
+      connectionString: url,
+      max: 2,
+      applicationName: 'lastunit-relay',
+      timeouts: config.database.timeouts,
+    });
     const redis = live.redisUrl ? connectRedis(live.redisUrl, live.redisKeyPrefix, logger, metrics) : undefined;
     if (!redis) logger.warn('no REDIS_URL: events are published in this process only, which no API instance hears');
     const pubsub = createLivePubSub({ redis, prefix: live.redisKeyPrefix });
-    const cache = redis ? createAvailabilityCache(redis, { ttlSeconds: live.cacheTtlSeconds, metrics, logger }) : undefined;
+    const cache = redis
+      ? createAvailabilityCache(redis, { ttlSeconds: live.cacheTtlSeconds, metrics, logger })
+      : undefined;
     const stop = startRelay({
       db,
       pubsub,

@@ -7,9 +7,17 @@ import { runEntry } from './entry.js';
 void runEntry({
   config: loadSandboxConfig,
   async start(c) {
-    const sandbox = await startSandbox({ port: c.port, host: '0.0.0.0', webhookUrl: c.webhookUrl, webhookSecret: c.webhookSecret, hangMs: c.hangMs });
+    const sandbox = await startSandbox({
+      port: c.port,
+      host: '0.0.0.0',
+      webhookUrl: c.webhookUrl,
+      webhookSecret: c.webhookSecret,
+      hangMs: c.hangMs,
+    });
     return {
-      lines: [`sandbox payments listening on ${sandbox.url}; webhooks to ${c.webhookUrl ?? '(none: set SANDBOX_WEBHOOK_URL)'}`],
+      lines: [
+        `sandbox payments listening on ${sandbox.url}; webhooks to ${c.webhookUrl ?? '(none: set SANDBOX_WEBHOOK_URL)'}`,
+      ],
       stop: () => sandbox.close(),
     };
   },

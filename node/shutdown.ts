@@ -5,7 +5,10 @@
  * shutdown (server, workers, pool, then the embedded PostgreSQL, which `stop` shuts down itself).
  * @example onShutdownSignal(() => host.stop())
  */
-export function onShutdownSignal(stop: (signal: NodeJS.Signals) => Promise<unknown>, log: (line: string) => void = () => {}) {
+export function onShutdownSignal(
+  stop: (signal: NodeJS.Signals) => Promise<unknown>,
+  log: (line: string) => void = () => {},
+) {
   let stopping = false;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.removeAllListeners(sig);

@@ -32,7 +32,10 @@ void runEntry({
           ? `demo API keys (EMBEDDED_DATABASE=allow; the whole keys are in ${file} only):`
           : `demo API keys (kept in ${file}):`,
       );
-      for (const k of host.keys) lines.push(`  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}${k.client ? `  (app ${k.client})` : ''}`);
+      for (const k of host.keys)
+        lines.push(
+          `  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}${k.client ? `  (app ${k.client})` : ''}`,
+        );
     }
     return { lines, stop: host.stop };
   },

@@ -13,7 +13,10 @@ void runEntry({
     const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit-sweeper' } });
     const metrics = createMetrics();
     const { db, close } = await openDatabase(config.database, logger, metrics, 2);
-    const stop = startSweeper(db, metrics, { ...config.sweeper, onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick') });
+    const stop = startSweeper(db, metrics, {
+      ...config.sweeper,
+      onError: (err) => logger.error({ err }, 'sweep failed; retrying next tick'),
+    });
     logger.info({ intervalMs: config.sweeper.intervalMs }, 'sweeper running');
     return {
       stop: async () => {

@@ -27,7 +27,10 @@ const PREFIX = 'bt_';
 // the MAC covers a label as well as the claims: no other value this server signs with the same secret can pass as one
 const signed = (claims: string) => `lastunit buyer token v1.${claims}`;
 const toBase64url = (s: string) =>
-  btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  btoa(String.fromCharCode(...new TextEncoder().encode(s)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const fromBase64url = (s: string) => {
   const bytes = Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
   return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -43,7 +46,10 @@ export function buyerTokens(secret: string, now: () => number = Date.now): Buyer
     async mint(clientId, customerId, ttlSeconds) {
       const x = Math.floor(now() / 1000) + ttlSeconds;
       const claims = toBase64url(JSON.stringify({ c: clientId, u: customerId, x }));
-      return { token: `${PREFIX}${claims}.${await hmacBase64url(secret, signed(claims))}`, expiresAt: new Date(x * 1000) };
+      return {
+        token: `${PREFIX}${claims}.${await hmacBase64url(secret, signed(claims))}`,
+        expiresAt: new Date(x * 1000),
+      };
     },
     async verify(token) {
       if (token.length > MAX_BUYER_TOKEN_LENGTH || !token.startsWith(PREFIX)) return null;
@@ -83,8 +89,11 @@ export async function createBuyerToken(
     errors.push(refuse('INVALID_INPUT', message, ['customerId']));
   }
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > MAX_BUYER_TOKEN_TTL_SECONDS)
-    errors.push(refuse('INVALID_INPUT', `ttlSeconds must be between 1 and ${MAX_BUYER_TOKEN_TTL_SECONDS}`, ['ttlSeconds']));
-  if (!tokens) errors.push(refuse('INVALID_INPUT', 'this server issues no buyer tokens (BUYER_TOKEN_SECRET is not set)'));
+    errors.push(
+      refuse('INVALID_INPUT', `ttlSeconds must be between 1 and ${MAX_BUYER_TOKEN_TTL_SECONDS}`, ['ttlSeconds']),
+    );
+  if (!tokens)
+    errors.push(refuse('INVALID_INPUT', 'this server issues no buyer tokens (BUYER_TOKEN_SECRET is not set)'));
   if (errors.length) return { ok: false, errors };
   return { ok: true, value: await tokens!.mint(caller.clientId, customerId, ttl) };
 }

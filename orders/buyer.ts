@@ -34,7 +34,8 @@ export async function buyerOf(
   tokens: BuyerTokens | undefined,
 ): Promise<BuyerResult> {
   // a caller without a role is a server-side one (the domain called directly)
-  if (caller.role !== 'public') return { ok: true, buyer: { id: `customer:${input.customerId}`, countedCustomer: null } };
+  if (caller.role !== 'public')
+    return { ok: true, buyer: { id: `customer:${input.customerId}`, countedCustomer: null } };
   if (input.buyerToken == null) {
     const address = `ip:${caller.ip ?? 'unknown'}`;
     return { ok: true, buyer: { id: address, countedCustomer: address } };
@@ -45,7 +46,10 @@ export async function buyerOf(
     errors: [refuse('INVALID_INPUT', message, [field])],
   });
   if (!vouched || vouched.clientId !== caller.clientId)
-    return refused('buyerToken is not a valid buyer token of this API client (expired, altered, another client)', 'buyerToken');
+    return refused(
+      'buyerToken is not a valid buyer token of this API client (expired, altered, another client)',
+      'buyerToken',
+    );
   if (vouched.customerId !== input.customerId)
     return refused("customerId must be the buyer token's customer", 'customerId');
   return { ok: true, buyer: { id: `customer:${input.customerId}`, countedCustomer: null } };

@@ -22,7 +22,13 @@ export const MAX_CAPTURE_ATTEMPTS = 10;
  */
 export async function captureOnce(
   deps: { db: Db; metrics: Metrics; processor: Processor },
-  opts: { batchSize?: number; leaseSeconds?: number; orderId?: string; maxAttempts?: number; retrySeconds?: number } = {},
+  opts: {
+    batchSize?: number;
+    leaseSeconds?: number;
+    orderId?: string;
+    maxAttempts?: number;
+    retrySeconds?: number;
+  } = {},
 ): Promise<number> {
   const { db, processor, metrics } = deps;
   let done = 0;

@@ -21,7 +21,8 @@ export type PusherDeps = {
 };
 
 /** Jittered exponential backoff: 250 ms doubling per attempt up to 30 s, times a random 0.5-1.5. */
-export const backoffMs = (attempts: number, random = Math.random) => Math.min(30_000, 250 * 2 ** Math.min(attempts, 10)) * (0.5 + random());
+export const backoffMs = (attempts: number, random = Math.random) =>
+  Math.min(30_000, 250 * 2 ** Math.min(attempts, 10)) * (0.5 + random());
 
 type Bucket = { tokens: number; at: number; pausedUntil: number };
 
@@ -77,11 +78,18 @@ export function createChannelPusher(deps: PusherDeps) {
         }
         b.tokens -= 1;
         // one key per (channel, SKU, version): a retried push of the same version is the same request to the marketplace
-        const r = await client.push({ sku: j.sku, quantity: j.quantity, version: j.version, previous: j.previous }, `lastunit:${c.id}:${j.sku}:${j.version}`);
+        const r = await client.push(
+          { sku: j.sku, quantity: j.quantity, version: j.version, previous: j.previous },
+          `lastunit:${c.id}:${j.sku}:${j.version}`,
+        );
         deps.metrics.channelPushes.inc({ channel: c.id, result: r.kind });
         if (r.kind === 'ok' || r.kind === 'stale') {
           await store.markPushed(deps.db, { channelId: c.id, sku: j.sku, quantity: j.quantity, version: j.version });
-          if (r.kind === 'ok') deps.metrics.channelPushLag.observe({ channel: c.id }, Math.max(0, Date.now() - j.desiredAt.getTime()) / 1000);
+          if (r.kind === 'ok')
+            deps.metrics.channelPushLag.observe(
+              { channel: c.id },
+              Math.max(0, Date.now() - j.desiredAt.getTime()) / 1000,
+            );
           sent++;
         } else if (r.kind === 'rate_limited') {
           deps.metrics.channelRateLimited.inc({ channel: c.id });
@@ -116,7 +124,12 @@ export function createChannelPusher(deps: PusherDeps) {
           await store.markCancelDone(deps.db, job.id);
           done++;
         } else {
-          await store.markCancelFailed(deps.db, job.id, r.kind === 'rate_limited' ? r.retryAfterMs : backoffMs(job.attempts, random), r.kind === 'failed' ? r.error : 'HTTP 429');
+          await store.markCancelFailed(
+            deps.db,
+            job.id,
+            r.kind === 'rate_limited' ? r.retryAfterMs : backoffMs(job.attempts, random),
+            r.kind === 'failed' ? r.error : 'HTTP 429',
+          );
         }
       }
       return done;

@@ -28,17 +28,25 @@ export type ChannelInput = {
   /** the marketplace's own signing secret (Shopify signs webhooks with the app's client secret); absent: one is generated */
   webhookSecret?: string | null;
 };
-export type ChannelPatch = { id: string; name?: string | null; endpoint?: string | null } & Partial<Pick<ChannelInput, 'buffer' | 'maxListed' | 'percent' | 'zeroAtOrBelow' | 'maxPushesPerSecond'>>;
+export type ChannelPatch = { id: string; name?: string | null; endpoint?: string | null } & Partial<
+  Pick<ChannelInput, 'buffer' | 'maxListed' | 'percent' | 'zeroAtOrBelow' | 'maxPushesPerSecond'>
+>;
 
 /** Why a rule is refused (null when all are fine), with the field at fault. */
-function badRules(c: Omit<Partial<ChannelInput>, 'name' | 'endpoint'> & { name?: string | null; endpoint?: string | null }): [string, string] | null {
-  const intIn = (v: number | null | undefined, lo: number, hi: number) => v == null || (Number.isInteger(v) && v >= lo && v <= hi);
+function badRules(
+  c: Omit<Partial<ChannelInput>, 'name' | 'endpoint'> & { name?: string | null; endpoint?: string | null },
+): [string, string] | null {
+  const intIn = (v: number | null | undefined, lo: number, hi: number) =>
+    v == null || (Number.isInteger(v) && v >= lo && v <= hi);
   if (!intIn(c.buffer, 0, MAX)) return ['buffer', `buffer must be between 0 and ${MAX}`];
-  if (!intIn(c.maxListed, 0, MAX)) return ['maxListed', `maxListed must be between 0 and ${MAX}, or null for no maximum`];
+  if (!intIn(c.maxListed, 0, MAX))
+    return ['maxListed', `maxListed must be between 0 and ${MAX}, or null for no maximum`];
   if (!intIn(c.percent, 0, 100)) return ['percent', 'percent must be between 0 and 100'];
   if (!intIn(c.zeroAtOrBelow, 0, MAX)) return ['zeroAtOrBelow', `zeroAtOrBelow must be between 0 and ${MAX}`];
-  if (!intIn(c.maxPushesPerSecond, 1, 1000)) return ['maxPushesPerSecond', 'maxPushesPerSecond must be between 1 and 1000'];
-  if (c.name !== undefined && c.name !== null && (c.name.trim().length < 1 || c.name.trim().length > 200)) return ['name', 'name must be 1 to 200 characters'];
+  if (!intIn(c.maxPushesPerSecond, 1, 1000))
+    return ['maxPushesPerSecond', 'maxPushesPerSecond must be between 1 and 1000'];
+  if (c.name !== undefined && c.name !== null && (c.name.trim().length < 1 || c.name.trim().length > 200))
+    return ['name', 'name must be 1 to 200 characters'];
   if (c.endpoint !== undefined && c.endpoint !== null) {
     try {
       const u = new URL(c.endpoint);
@@ -55,13 +63,19 @@ export function createChannels({ db }: { db: Db }) {
   return {
     /** Creates a channel; its webhook secret is in this answer and nowhere else, ever. */
     async createChannel(input: ChannelInput): Promise<Result<{ channel: Channel; webhookSecret: string }>> {
-      if (!ID.test(input.id)) return failed('INVALID_INPUT', 'id must be 1-63 lower-case letters, digits, dash or underscore', ['id']);
+      if (!ID.test(input.id))
+        return failed('INVALID_INPUT', 'id must be 1-63 lower-case letters, digits, dash or underscore', ['id']);
       const bad = badRules(input);
       if (bad) return failed('INVALID_INPUT', bad[1], [bad[0]]);
       const random = crypto.getRandomValues(new Uint8Array(24)); // Web Crypto: this file is in the worker bundle too
       if (input.webhookSecret != null && (input.webhookSecret.length < 16 || input.webhookSecret.length > 512))
         return failed('INVALID_INPUT', 'webhookSecret must be 16 to 512 characters', ['webhookSecret']);
-      const webhookSecret = input.webhookSecret ?? `chsec_${btoa(String.fromCharCode(...random)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+      const webhookSecret =
+        input.webhookSecret ??
+        `chsec_${btoa(String.fromCharCode(...random))
+          .replace(/\+/g, '-')
+          .replace(/\//g, '_')
+          .replace(/=+$/, '')}`;
       const channel = await store.insertChannel(db, {
         id: input.id,
         name: input.name.trim(),
@@ -99,12 +113,16 @@ export function createChannels({ db }: { db: Db }) {
     listings: (channelId: string, skus: string[]) => store.findListings(db, channelId, skus),
     listingsOfSku: (sku: string) => store.listingsOfSku(db, sku),
     oversells: (channelId: string, limit = 100) => store.findOversells(db, channelId, limit),
-    order: (channelId: string, externalOrderId: string): Promise<OrderRecord | null> => store.findChannelOrder(db, channelId, externalOrderId),
+    order: (channelId: string, externalOrderId: string): Promise<OrderRecord | null> =>
+      store.findChannelOrder(db, channelId, externalOrderId),
   };
 }
 export type Channels = ReturnType<typeof createChannels>;
 
-export type ChannelWebhookAnswer = { status: 200 | 400 | 404 | 422; body: { received: boolean; result?: string; error?: string } };
+export type ChannelWebhookAnswer = {
+  status: 200 | 400 | 404 | 422;
+  body: { received: boolean; result?: string; error?: string };
+};
 
 /** The channel a webhook names, or null (answered 404 before the body is read). */
 export const findChannelSecret = store.findChannelSecret;
@@ -125,7 +143,9 @@ export async function handleChannelWebhook(
   const count = (result: string) => deps.metrics.channelWebhooks.inc({ channel: channel.id, result });
   let event;
   try {
-    event = await readDelivery(channel.kind, channel.webhookSecret, rawBody, headers, { toleranceSeconds: deps.toleranceSeconds });
+    event = await readDelivery(channel.kind, channel.webhookSecret, rawBody, headers, {
+      toleranceSeconds: deps.toleranceSeconds,
+    });
   } catch (err) {
     if (err instanceof ChannelSignatureError) {
       count('invalid');
@@ -153,7 +173,10 @@ export async function handleChannelWebhook(
   }
   if (r.kind === 'unknown_sku' || r.kind === 'mixed_currency') {
     count('unprocessable');
-    const error = r.kind === 'unknown_sku' ? `no product with SKU ${r.sku}` : 'the lines mix currencies or exceed the largest total';
+    const error =
+      r.kind === 'unknown_sku'
+        ? `no product with SKU ${r.sku}`
+        : 'the lines mix currencies or exceed the largest total';
     return { status: 422, body: { received: false, error } };
   }
   count(r.kind);

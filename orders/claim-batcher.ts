@@ -36,7 +36,9 @@ const ENVIRONMENT_FAILURES = new Set(['55P03', '57014']);
  * lost connections and answers of an unknown shape concern every claim alike: then the whole batch fails at once.
  */
 const isOneClaimsFault = (err: unknown) =>
-  !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) && !retryReason(err) && !(err instanceof UnexpectedRowError);
+  !ENVIRONMENT_FAILURES.has(String((err as { code?: unknown })?.code)) &&
+  !retryReason(err) &&
+  !(err instanceof UnexpectedRowError);
 
 /**
  * A host's claims: `claimOrder(batcher, claim)` sends each one alone or with others of its SKU.
@@ -68,7 +70,11 @@ export async function placeClaims(work: ClaimWork, claims: Claim[]): Promise<sto
   const stop = work.metrics.claimSeconds.startTimer();
   try {
     if (claims.length === 1) {
-      const shared = { holdTtlSeconds: work.holdTtlSeconds, retentionHours: work.retentionHours, maxActiveHolds: work.maxActiveHolds };
+      const shared = {
+        holdTtlSeconds: work.holdTtlSeconds,
+        retentionHours: work.retentionHours,
+        maxActiveHolds: work.maxActiveHolds,
+      };
       return [await store.placeOrder(work.db, { ...claims[0]!, ...shared })];
     }
     return await store.placeOrders(work.db, claims, work.holdTtlSeconds, work.retentionHours, work.maxActiveHolds);

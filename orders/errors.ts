@@ -52,7 +52,9 @@ export const failed = <T>(code: ErrorCode, message: string, path?: string[], sku
  * The rejection an order carries (written by the database: SOLD_OUT, INSUFFICIENT_STOCK, PAYMENT_DECLINED...), parsed
  * at the boundary; a code this version does not know is a fault, not a silent cast.
  */
-export function rejectionOf(order: { rejection: { code: string; message: string; sku?: string | null } | null }): DomainError | null {
+export function rejectionOf(order: {
+  rejection: { code: string; message: string; sku?: string | null } | null;
+}): DomainError | null {
   const r = order.rejection;
   if (!r) return null;
   if (!isErrorCode(r.code)) throw new Error(`order rejection with an unknown code: ${r.code}`);

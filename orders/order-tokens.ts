@@ -17,7 +17,10 @@ export const needsOrderToken = (caller: Pick<Caller, 'role'>) => caller.role ===
  * What a caller must match to reach an order: nothing more than its client for server-side keys; for a public key,
  * the hash of the token it presented ('' when it presented none, which matches no order).
  */
-export async function tokenScope(caller: Pick<Caller, 'role'>, token: string | null | undefined): Promise<string | undefined> {
+export async function tokenScope(
+  caller: Pick<Caller, 'role'>,
+  token: string | null | undefined,
+): Promise<string | undefined> {
   if (!needsOrderToken(caller)) return undefined;
   return token ? hashOrderToken(token) : '';
 }

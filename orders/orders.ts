@@ -66,17 +66,21 @@ export function createOrders(deps: OrdersDeps) {
   const admin = { db, metrics, processor: payments?.processor, onOutboxWritten };
   return {
     /** `buyer`: the buyer when the caller resolved it already (the operation guard did, for the per-buyer rate limit) */
-    placeOrder: (caller: AnyCaller, input: PlaceOrderInput, buyer?: BuyerResult) => placeOrder(placing, caller, input, buyer),
+    placeOrder: (caller: AnyCaller, input: PlaceOrderInput, buyer?: BuyerResult) =>
+      placeOrder(placing, caller, input, buyer),
     releaseReservation: (caller: AnyCaller, input: ReleaseInput) => releaseReservation(changing, caller, input),
     payOrder: (caller: AnyCaller, input: PayOrderInput) => payOrder(changing, caller, input),
-    confirmOrder: (caller: { clientId: string; role?: string }, input: ConfirmOrderInput) => confirmOrder(changing, caller, input),
+    confirmOrder: (caller: { clientId: string; role?: string }, input: ConfirmOrderInput) =>
+      confirmOrder(changing, caller, input),
     captureOrder: (input: { orderId: string }) => captureOrder(admin, input),
     cancelOrder: (input: CancelOrderInput) => cancelOrder(admin, input),
     getOrder: (caller: AnyCaller, id: string, token?: string | null) => getOrder({ db }, caller, id, token),
     /** The buyer a placeOrder of `input` counts against (orders/buyer.ts), or why its buyer token is refused. */
-    buyerOf: (caller: AnyCaller, input: { customerId: string; buyerToken?: string | null }) => buyerOf(caller, input, tokens),
+    buyerOf: (caller: AnyCaller, input: { customerId: string; buyerToken?: string | null }) =>
+      buyerOf(caller, input, tokens),
     /** createBuyerToken: a short-lived token vouching for one customer of the caller's client (orders/buyer-tokens.ts). */
-    createBuyerToken: (caller: { clientId: string }, input: CreateBuyerTokenInput) => createBuyerToken(tokens, caller, input),
+    createBuyerToken: (caller: { clientId: string }, input: CreateBuyerTokenInput) =>
+      createBuyerToken(tokens, caller, input),
     getPayment: (caller: { clientId: string; role?: string }, orderId: string) => getPayment({ db }, caller, orderId),
     /** catalog(first, after) and orders(customerId, status, first, after) as Relay connections (orders/pages.ts) */
     catalogPage: (args: Parameters<typeof catalogPage>[1]) => catalogPage({ db }, args),

@@ -11,14 +11,19 @@ import { isUuid } from './rules.js';
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
-export type Page<T> = { edges: { node: T; cursor: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+export type Page<T> = {
+  edges: { node: T; cursor: string }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+};
 
 const encode = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
 function decode(cursor: string, n: number): string[] | null {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     // a cursor this API gave out never holds a NUL character (no SKU or id can), and PostgreSQL could not compare one
-    return Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string' && !x.includes('\u0000')) ? v : null;
+    return Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'string' && !x.includes('\u0000'))
+      ? v
+      : null;
   } catch {
     return null;
   }
@@ -32,7 +37,8 @@ function page<T>(rows: T[], first: number, cursorOf: (t: T) => string): Page<T> 
 
 function checkFirst(first: number | null | undefined): Result<number> {
   const n = first ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE) return failed('INVALID_INPUT', `first must be between 1 and ${MAX_PAGE_SIZE}`, ['first']);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE)
+    return failed('INVALID_INPUT', `first must be between 1 and ${MAX_PAGE_SIZE}`, ['first']);
   return { ok: true, value: n };
 }
 
@@ -40,7 +46,10 @@ function checkFirst(first: number | null | undefined): Result<number> {
  * catalog(first, after): products in SKU order, a Relay connection.
  * @example await catalogPage({ db }, { first: 20 })
  */
-export async function catalogPage(deps: { db: Db }, args: { first?: number | null; after?: string | null }): Promise<Result<Page<Product>>> {
+export async function catalogPage(
+  deps: { db: Db },
+  args: { first?: number | null; after?: string | null },
+): Promise<Result<Page<Product>>> {
   const first = checkFirst(args.first);
   if (!first.ok) return first;
   const after = args.after ? decode(args.after, 1) : null;
@@ -67,8 +76,11 @@ export async function ordersPage(
   // no order has a customer with a NUL character (placeOrder refuses one): nothing to find, and no query to fail
   if (args.customerId?.includes('\u0000')) return { ok: true, value: page([], first.value, () => '') };
   const rows = await ordersStore.pageOrders(deps.db, {
-    clientId, customerId: args.customerId ?? null, status: args.status ?? null,
-    after: after ? { createdAt: after[0]!, id: after[1]! } : null, limit: first.value + 1,
+    clientId,
+    customerId: args.customerId ?? null,
+    status: args.status ?? null,
+    after: after ? { createdAt: after[0]!, id: after[1]! } : null,
+    limit: first.value + 1,
   });
   return { ok: true, value: page(rows, first.value, (o) => encode([o.cursorKey.createdAt, o.cursorKey.id])) };
 }

@@ -29,7 +29,12 @@ export function createPartnerDocuments({ db, checkDocument }: { db: Db; checkDoc
   async function examine(d: { id: string; body: string }, i: number): Promise<PartnerDocument | DomainError> {
     const at = ['documents', String(i)];
     const hex = ID.exec(d.id)?.[1];
-    if (!hex) return refuse('INVALID_INPUT', `document ${i}: the id must be the sha256 of the body, 64 lowercase hex digits (optionally prefixed sha256:)`, [...at, 'id']);
+    if (!hex)
+      return refuse(
+        'INVALID_INPUT',
+        `document ${i}: the id must be the sha256 of the body, 64 lowercase hex digits (optionally prefixed sha256:)`,
+        [...at, 'id'],
+      );
     const actual = await sha256Hex(d.body);
     if (actual !== hex)
       return refuse(
@@ -41,8 +46,18 @@ export function createPartnerDocuments({ db, checkDocument }: { db: Db; checkDoc
     const label = `document ${i}${verdict.name ? ` ${verdict.name}` : ''} (id ${d.id})`;
     if (!verdict.ok) return refuse('INVALID_INPUT', `${label}: ${verdict.reason}`, [...at, 'body']);
     if (verdict.type === 'subscription')
-      return refuse('INVALID_INPUT', `${label}: subscriptions are not run by id; subscribe over graphql-ws on the Node host`, [...at, 'body']);
-    return { id: hex, body: d.body, operationName: verdict.name, operationType: verdict.type, rootFields: verdict.rootFields };
+      return refuse(
+        'INVALID_INPUT',
+        `${label}: subscriptions are not run by id; subscribe over graphql-ws on the Node host`,
+        [...at, 'body'],
+      );
+    return {
+      id: hex,
+      body: d.body,
+      operationName: verdict.name,
+      operationType: verdict.type,
+      rootFields: verdict.rootFields,
+    };
   }
 
   return {
@@ -50,14 +65,32 @@ export function createPartnerDocuments({ db, checkDocument }: { db: Db; checkDoc
      * Publishes `documents` as `app`@`version`. Refused as a whole (nothing stored) when any document fails; the same
      * version again with the same documents answers the first publication (`replayed`), with others VERSION_ALREADY_PUBLISHED.
      */
-    async publish(input: { app: string; version: string; documents: { id: string; body: string }[] }): Promise<Result<Publication>> {
+    async publish(input: {
+      app: string;
+      version: string;
+      documents: { id: string; body: string }[];
+    }): Promise<Result<Publication>> {
       const errors: DomainError[] = [];
       if (!CLIENT_NAME.test(input.app))
-        errors.push(refuse('INVALID_INPUT', 'app must be the client name of its partner keys (partner:<app>:<key>): 1-63 lowercase letters, digits, dot or dash', ['app']));
+        errors.push(
+          refuse(
+            'INVALID_INPUT',
+            'app must be the client name of its partner keys (partner:<app>:<key>): 1-63 lowercase letters, digits, dot or dash',
+            ['app'],
+          ),
+        );
       if (!VERSION.test(input.version))
-        errors.push(refuse('INVALID_INPUT', 'version must be 1-64 letters, digits, dot, dash, underscore or plus (e.g. 1.4.0 or a commit sha)', ['version']));
+        errors.push(
+          refuse(
+            'INVALID_INPUT',
+            'version must be 1-64 letters, digits, dot, dash, underscore or plus (e.g. 1.4.0 or a commit sha)',
+            ['version'],
+          ),
+        );
       if (input.documents.length === 0 || input.documents.length > MAX_DOCUMENTS_PER_VERSION)
-        errors.push(refuse('INVALID_INPUT', `a version holds 1 to ${MAX_DOCUMENTS_PER_VERSION} documents`, ['documents']));
+        errors.push(
+          refuse('INVALID_INPUT', `a version holds 1 to ${MAX_DOCUMENTS_PER_VERSION} documents`, ['documents']),
+        );
       if (errors.length) return { ok: false, errors };
 
       const byId = new Map<string, PartnerDocument>();
@@ -78,7 +111,16 @@ export function createPartnerDocuments({ db, checkDocument }: { db: Db; checkDoc
           ['version'],
         );
       const v = r.version;
-      return { ok: true, value: { app: v.app, version: v.version, documentCount: v.documentCount, publishedAt: v.publishedAt, replayed: !r.created } };
+      return {
+        ok: true,
+        value: {
+          app: v.app,
+          version: v.version,
+          documentCount: v.documentCount,
+          publishedAt: v.publishedAt,
+          replayed: !r.created,
+        },
+      };
     },
   };
 }

@@ -7,7 +7,12 @@ import { invalidInputMessage } from '../common/invalid-input.js';
 
 /** The payment results that moved an order (and wrote its outbox rows); the others changed nothing. */
 export const isTransition = (kind: string) =>
-  kind === 'confirmed' || kind === 'rejected' || kind === 'expired' || kind === 'cancelled' || kind === 'declined_held' || kind === 'held';
+  kind === 'confirmed' ||
+  kind === 'rejected' ||
+  kind === 'expired' ||
+  kind === 'cancelled' ||
+  kind === 'declined_held' ||
+  kind === 'held';
 
 /**
  * The SKUs whose availability a payment result changed: a decline, an expiry or a cancel puts the held units back; a
@@ -15,11 +20,17 @@ export const isTransition = (kind: string) =>
  * unit, so it names none, whichever of the client's answer and the processor's webhook records it first.
  */
 export const unitsWentBack = (r: { kind: string; reclaimed?: boolean; order?: { lines: { sku: string }[] } | null }) =>
-  r.kind === 'rejected' || r.kind === 'expired' || r.kind === 'cancelled' || (r.kind === 'confirmed' && r.reclaimed === true)
+  r.kind === 'rejected' ||
+  r.kind === 'expired' ||
+  r.kind === 'cancelled' ||
+  (r.kind === 'confirmed' && r.reclaimed === true)
     ? r.order?.lines.map((l) => l.sku)
     : undefined;
 
-export type WebhookAnswer = { status: 200 | 400 | 404 | 422; body: { received: boolean; result?: string; error?: string } };
+export type WebhookAnswer = {
+  status: 200 | 400 | 404 | 422;
+  body: { received: boolean; result?: string; error?: string };
+};
 
 /**
  * A payment webhook: verified first (signature + timestamp tolerance; a bad one is 400 with no effect), then the event id
@@ -28,7 +39,12 @@ export type WebhookAnswer = { status: 200 | 400 | 404 | 422; body: { received: b
  * @example const a = await handlePaymentWebhook(deps, 'sandbox', await c.req.text(), c.req.raw.headers)
  */
 export async function handlePaymentWebhook(
-  deps: { db: Db; metrics: Metrics; processors: Processor[]; onOutboxWritten?: (skus?: string[]) => void | Promise<void> },
+  deps: {
+    db: Db;
+    metrics: Metrics;
+    processors: Processor[];
+    onOutboxWritten?: (skus?: string[]) => void | Promise<void>;
+  },
   provider: string,
   rawBody: string,
   headers: Headers,
@@ -46,14 +62,23 @@ export async function handlePaymentWebhook(
   let r;
   try {
     // an event that names only the payment (a charge's payment_intent) is matched by identity, never by search
-    if (event.outcome && !event.orderId && event.providerRef) event.orderId = await orderIdByProviderRef(deps.db, event.providerRef);
+    if (event.outcome && !event.orderId && event.providerRef)
+      event.orderId = await orderIdByProviderRef(deps.db, event.providerRef);
     if (!event.outcome || !event.orderId || !isUuid(event.orderId)) {
       deps.metrics.paymentWebhooks.inc({ result: 'ignored' });
       return { status: 200, body: { received: true, result: 'ignored' } };
     }
     const outcome = event.outcome === 'canceled' ? 'cancelled' : event.outcome; // the processor confirms a cancel
     r = await applyPaymentEvent(
-      deps.db, `payments:${provider}`, event.id, event.orderId, outcome, event.providerRef ?? null, event.reason ?? null, event.paymentKey ?? null, event.nextAction ?? null,
+      deps.db,
+      `payments:${provider}`,
+      event.id,
+      event.orderId,
+      outcome,
+      event.providerRef ?? null,
+      event.reason ?? null,
+      event.paymentKey ?? null,
+      event.nextAction ?? null,
     );
   } catch (err) {
     // a signed event the database cannot store (a NUL character in its id...): 422, nothing recorded; a fault throws on

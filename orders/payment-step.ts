@@ -71,8 +71,19 @@ export async function payForOrder(
   const { db, processor, settings } = deps;
   const begun = await store.beginPayment(db, order.id, key, processor.name, attemptBounds(settings), token);
   if (begun.kind === 'not_held') return begun.order;
-  const done = await authorizeAttempt(deps, { orderId: order.id, key: order.id, amount: order.totalAmount, currency: order.currency, token }, (r) =>
-    store.completePayment(db, order.id, key, r.outcome, r.providerRef ?? null, r.reason ?? null, r.nextAction ?? null),
+  const done = await authorizeAttempt(
+    deps,
+    { orderId: order.id, key: order.id, amount: order.totalAmount, currency: order.currency, token },
+    (r) =>
+      store.completePayment(
+        db,
+        order.id,
+        key,
+        r.outcome,
+        r.providerRef ?? null,
+        r.reason ?? null,
+        r.nextAction ?? null,
+      ),
   );
   return done.order ?? begun.order;
 }

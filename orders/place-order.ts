@@ -15,7 +15,13 @@ import type { BuyerTokens } from './buyer-tokens.js';
 import { hashOrderToken, mintOrderToken } from './order-tokens.js';
 
 /** `buyerToken`: a public key's vouched buyer (orders/buyer-tokens.ts); not part of the request fingerprint (I5). */
-export type PlaceOrderInput = { idempotencyKey: string; customerId: string; lines: LineInput[]; payment?: PaymentInput | null; buyerToken?: string | null };
+export type PlaceOrderInput = {
+  idempotencyKey: string;
+  customerId: string;
+  lines: LineInput[];
+  payment?: PaymentInput | null;
+  buyerToken?: string | null;
+};
 type Answer =
   | { ok: true; order: OrderRecord; replayed: boolean }
   | { ok: false; errors: DomainError[]; order: OrderRecord | null; replayed: boolean };
@@ -35,7 +41,12 @@ export type PlaceOrderDeps = {
   buyerTokens?: BuyerTokens;
 };
 
-const refused = (errors: DomainError[], order: OrderRecord | null = null, replayed = false): Answer => ({ ok: false, errors, order, replayed });
+const refused = (errors: DomainError[], order: OrderRecord | null = null, replayed = false): Answer => ({
+  ok: false,
+  errors,
+  order,
+  replayed,
+});
 const outcome = (deps: PlaceOrderDeps, label: string) => deps.metrics.placeOrderOutcomes.inc({ outcome: label });
 
 /**
@@ -67,7 +78,10 @@ export async function placeOrder(
     customerId: input.customerId,
     key: input.idempotencyKey,
     // I5: the payment is part of the request: the same key with another card is IDEMPOTENCY_KEY_REUSED
-    requestHash: await requestFingerprint({ ...input, extra: payment ? { p: payment.provider, t: payment.token } : undefined }),
+    requestHash: await requestFingerprint({
+      ...input,
+      extra: payment ? { p: payment.provider, t: payment.token } : undefined,
+    }),
     lines: input.lines.map((l) => ({ sku: l.sku, quantity: l.quantity })),
     payment: !!payment,
     recoverySeconds: deps.payments?.settings.recoverySeconds ?? null,
@@ -81,7 +95,12 @@ export async function placeOrder(
 }
 
 /** What placeOrder answers for the claim's row: the order, the payment step's outcome, or why not. */
-async function answerClaim(deps: PlaceOrderDeps, caller: Pick<Caller, 'clientId'>, input: PlaceOrderInput, r: PlaceOrderRow): Promise<Answer> {
+async function answerClaim(
+  deps: PlaceOrderDeps,
+  caller: Pick<Caller, 'clientId'>,
+  input: PlaceOrderInput,
+  r: PlaceOrderRow,
+): Promise<Answer> {
   // after commit: wake the relay; a placed order changed its SKUs' availability (a rejected one did not)
   if (r.kind === 'placed') await deps.onOutboxWritten(input.lines.map((l) => l.sku));
   else if (r.kind === 'rejected' && !r.quiet) await deps.onOutboxWritten(); // refused at a glance: nothing in the outbox
@@ -93,7 +112,12 @@ async function answerClaim(deps: PlaceOrderDeps, caller: Pick<Caller, 'clientId'
         return { ok: true, order: r.order, replayed: false };
       }
       const key = { clientId: caller.clientId, customerId: input.customerId, key: input.idempotencyKey };
-      const order = await payForOrder({ db: deps.db, metrics: deps.metrics, ...deps.payments }, r.order, key, payment.token);
+      const order = await payForOrder(
+        { db: deps.db, metrics: deps.metrics, ...deps.payments },
+        r.order,
+        key,
+        payment.token,
+      );
       // after the payment step's commits: a decline put the units back (availability changed), any outcome changed the status
       await deps.onOutboxWritten(order.status === 'REJECTED' ? order.lines.map((l) => l.sku) : undefined);
       return paymentAnswer(deps, order);
@@ -109,10 +133,22 @@ async function answerClaim(deps: PlaceOrderDeps, caller: Pick<Caller, 'clientId'
     }
     case 'in_progress':
       outcome(deps, 'IN_PROGRESS');
-      return refused([refuse('IN_PROGRESS', 'the first request with this key is still being processed; retry shortly', ['idempotencyKey'])], r.order, true);
+      return refused(
+        [
+          refuse('IN_PROGRESS', 'the first request with this key is still being processed; retry shortly', [
+            'idempotencyKey',
+          ]),
+        ],
+        r.order,
+        true,
+      );
     case 'reused':
       outcome(deps, 'IDEMPOTENCY_KEY_REUSED');
-      return refused([refuse('IDEMPOTENCY_KEY_REUSED', 'this idempotency key was already used for a different request', ['idempotencyKey'])]);
+      return refused([
+        refuse('IDEMPOTENCY_KEY_REUSED', 'this idempotency key was already used for a different request', [
+          'idempotencyKey',
+        ]),
+      ]);
     case 'unknown_sku': {
       outcome(deps, 'UNKNOWN_SKU');
       const i = input.lines.findIndex((l) => l.sku === r.sku);
@@ -130,7 +166,12 @@ async function answerClaim(deps: PlaceOrderDeps, caller: Pick<Caller, 'clientId'
 /** The answer after the payment step: confirmed or still awaiting its outcome, declined, or expired before it began. */
 function paymentAnswer(deps: PlaceOrderDeps, order: OrderRecord): Answer {
   outcome(deps, order.status === 'REJECTED' ? (order.rejection?.code ?? 'REJECTED') : order.status);
-  if (order.status === 'REJECTED') return refused([refuse('PAYMENT_DECLINED', order.rejection?.message ?? 'the payment was declined', ['payment'])], order);
-  if (order.status === 'EXPIRED') return refused([refuse('RESERVATION_EXPIRED', 'the hold expired before the payment could start', [])], order);
+  if (order.status === 'REJECTED')
+    return refused(
+      [refuse('PAYMENT_DECLINED', order.rejection?.message ?? 'the payment was declined', ['payment'])],
+      order,
+    );
+  if (order.status === 'EXPIRED')
+    return refused([refuse('RESERVATION_EXPIRED', 'the hold expired before the payment could start', [])], order);
   return { ok: true, order, replayed: false };
 }

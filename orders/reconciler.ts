@@ -17,7 +17,15 @@ export type ReconcilerOptions = {
   backoffSeconds?: number;
   maxBackoffSeconds?: number;
 };
-export type ReconcileResult = { confirmed: number; declined: number; expired: number; pending: number; lost: number; errors: number; cancelled: number };
+export type ReconcileResult = {
+  confirmed: number;
+  declined: number;
+  expired: number;
+  pending: number;
+  lost: number;
+  errors: number;
+  cancelled: number;
+};
 
 /**
  * Decides AWAITING_PAYMENT orders past their payment deadline by asking the processor (I7: only this releases them):
@@ -48,16 +56,29 @@ export async function reconcileOnce(deps: ReconcilerDeps, opts: ReconcilerOption
     out[result]++;
     metrics.paymentReconciliations.inc({ result });
   };
-  const apply = async (p: store.DuePayment, outcome: store.PaymentOutcome, providerRef: string | null, reason: string | null, nextAction: NextAction | null = null) => {
+  const apply = async (
+    p: store.DuePayment,
+    outcome: store.PaymentOutcome,
+    providerRef: string | null,
+    reason: string | null,
+    nextAction: NextAction | null = null,
+  ) => {
     const r = await store.applyPaymentOutcome(db, p.orderId, outcome, providerRef, reason, p.key, nextAction);
     if (r.kind === 'compensate') metrics.paymentCompensations.inc({ event: 'recorded' });
     if (isTransition(r.kind)) await deps.onOutboxWritten?.(unitsWentBack(r)); // the transition wrote outbox rows
-    count(r.kind === 'confirmed' ? 'confirmed'
-      : r.kind === 'rejected' || r.kind === 'declined_held' ? 'declined'
-      : r.kind === 'expired' || r.kind === 'held' ? 'expired'
-      : r.kind === 'cancelled' ? 'cancelled'
-      : r.kind === 'action_required' || r.kind === 'unknown' ? 'pending'
-      : 'lost');
+    count(
+      r.kind === 'confirmed'
+        ? 'confirmed'
+        : r.kind === 'rejected' || r.kind === 'declined_held'
+          ? 'declined'
+          : r.kind === 'expired' || r.kind === 'held'
+            ? 'expired'
+            : r.kind === 'cancelled'
+              ? 'cancelled'
+              : r.kind === 'action_required' || r.kind === 'unknown'
+                ? 'pending'
+                : 'lost',
+    );
   };
   for (;;) {
     const due = await store.claimDuePayments(db, opts.batchSize ?? 50, opts.leaseSeconds ?? 30);
@@ -86,10 +107,18 @@ export async function reconcileOnce(deps: ReconcilerDeps, opts: ReconcilerOption
             // bounded AWAITING_PAYMENT: cancel at the processor first; release only on its confirmation
             const c = await processor.cancel(p.key, ref);
             if (c === 'succeeded') return apply(p, 'approved', ref, null); // the success won the race
-            return apply(p, c === 'canceled' ? 'cancelled' : 'declined', ref, c === 'canceled' ? 'payment not completed in time' : 'declined at the processor (reconciled)');
+            return apply(
+              p,
+              c === 'canceled' ? 'cancelled' : 'declined',
+              ref,
+              c === 'canceled' ? 'payment not completed in time' : 'declined at the processor (reconciled)',
+            );
           }
           if (status === 'pending') {
-            const backoff = Math.min(opts.maxBackoffSeconds ?? 300, (opts.backoffSeconds ?? 5) * 2 ** Math.max(0, p.checks - 1));
+            const backoff = Math.min(
+              opts.maxBackoffSeconds ?? 300,
+              (opts.backoffSeconds ?? 5) * 2 ** Math.max(0, p.checks - 1),
+            );
             await store.scheduleNextCheck(db, p.orderId, backoff);
             return count('pending');
           }
@@ -111,9 +140,13 @@ export function startReconciler(
   opts: ReconcilerOptions & { intervalMs: number; onError?: (err: unknown) => void },
 ) {
   const onError = opts.onError ?? (() => {});
-  return every(opts.intervalMs, async () => {
-    await reconcileOnce(deps, opts);
-    await compensateOnce(deps);
-    if (deps.capture === 'on_confirm') await captureOnce(deps);
-  }, onError);
+  return every(
+    opts.intervalMs,
+    async () => {
+      await reconcileOnce(deps, opts);
+      await compensateOnce(deps);
+      if (deps.capture === 'on_confirm') await captureOnce(deps);
+    },
+    onError,
+  );
 }

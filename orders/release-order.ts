@@ -11,7 +11,9 @@ import { mayActOn } from './get-order.js';
 
 /** `token`: the order's token, which a public key must present (without it: NOT_FOUND, nothing changes). */
 export type ReleaseInput = { orderId: string; reason?: string | null; token?: string | null };
-export type ReleaseResult = { ok: true; order: OrderRecord } | { ok: false; errors: DomainError[]; order: OrderRecord | null };
+export type ReleaseResult =
+  | { ok: true; order: OrderRecord }
+  | { ok: false; errors: DomainError[]; order: OrderRecord | null };
 export type ReleaseDeps = { db: Db; metrics: Metrics; onOutboxWritten: AfterCommit };
 
 const MAX_REASON_LENGTH = 500;
@@ -21,12 +23,24 @@ const MAX_REASON_LENGTH = 500;
  * answers the same order; a confirmed order is ALREADY_FINAL; an unknown payment outcome keeps the hold (I7).
  * @example await releaseReservation(deps, { clientId: 'shop' }, { orderId })
  */
-export async function releaseReservation(deps: ReleaseDeps, caller: Pick<Caller, 'clientId'> & Partial<Caller>, input: ReleaseInput): Promise<ReleaseResult> {
-  const notFound: ReleaseResult = { ok: false, order: null, errors: [refuse('NOT_FOUND', 'no such order', ['orderId'])] };
+export async function releaseReservation(
+  deps: ReleaseDeps,
+  caller: Pick<Caller, 'clientId'> & Partial<Caller>,
+  input: ReleaseInput,
+): Promise<ReleaseResult> {
+  const notFound: ReleaseResult = {
+    ok: false,
+    order: null,
+    errors: [refuse('NOT_FOUND', 'no such order', ['orderId'])],
+  };
   if (!(await mayActOn(deps, caller, input.orderId, input.token))) return notFound;
   if (!isUuid(input.orderId)) return notFound;
   if (input.reason && input.reason.length > MAX_REASON_LENGTH)
-    return { ok: false, order: null, errors: [refuse('INVALID_INPUT', `reason must be at most ${MAX_REASON_LENGTH} characters`, ['reason'])] };
+    return {
+      ok: false,
+      order: null,
+      errors: [refuse('INVALID_INPUT', `reason must be at most ${MAX_REASON_LENGTH} characters`, ['reason'])],
+    };
   const r = await store.releaseOrder(deps.db, caller.clientId, input.orderId, input.reason ?? null);
   if (r.kind === 'released') await deps.onOutboxWritten(r.order.lines.map((l) => l.sku));
   switch (r.kind) {
@@ -38,12 +52,22 @@ export async function releaseReservation(deps: ReleaseDeps, caller: Pick<Caller,
     case 'noop':
       return { ok: true, order: r.order };
     case 'already_final':
-      return { ok: false, order: r.order, errors: [refuse('ALREADY_FINAL', 'the order is confirmed; its units are sold', ['orderId'])] };
+      return {
+        ok: false,
+        order: r.order,
+        errors: [refuse('ALREADY_FINAL', 'the order is confirmed; its units are sold', ['orderId'])],
+      };
     case 'payment_in_flight':
       return {
         ok: false,
         order: r.order,
-        errors: [refuse('PAYMENT_IN_FLIGHT', 'a payment for this order may have succeeded; the hold stays until the processor answers', ['orderId'])],
+        errors: [
+          refuse(
+            'PAYMENT_IN_FLIGHT',
+            'a payment for this order may have succeeded; the hold stays until the processor answers',
+            ['orderId'],
+          ),
+        ],
       };
   }
 }

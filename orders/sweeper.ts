@@ -21,7 +21,12 @@ export type RetentionOptions = { outboxHours: number; processedEventsDays: numbe
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
  * @example const n = await sweepOnce(db, metrics)
  */
-export async function sweepOnce(db: Db, metrics: Metrics, batchSize = 100, onOutboxWritten: (skus?: string[]) => void | Promise<void> = () => {}): Promise<number> {
+export async function sweepOnce(
+  db: Db,
+  metrics: Metrics,
+  batchSize = 100,
+  onOutboxWritten: (skus?: string[]) => void | Promise<void> = () => {},
+): Promise<number> {
   let total = 0;
   for (;;) {
     const expired = await expireDueHolds(db, batchSize);
@@ -58,7 +63,8 @@ export async function retentionOnce(db: Db, metrics: Metrics, retention: Retenti
       if (n < batchSize) return total;
     }
   };
-  const keys = (await cleanupKeysOnce(db, metrics, batchSize)) + (await drain(() => pruneStockOperationKeys(db, batchSize)));
+  const keys =
+    (await cleanupKeysOnce(db, metrics, batchSize)) + (await drain(() => pruneStockOperationKeys(db, batchSize)));
   const outbox = await drain(() => prunePublishedOutbox(db, retention.outboxHours * 3600, batchSize));
   const processedEvents = await drain(() => pruneProcessedEvents(db, retention.processedEventsDays, batchSize));
   metrics.retentionDeleted.inc({ table: 'outbox' }, outbox);

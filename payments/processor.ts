@@ -2,7 +2,12 @@
 export type AuthorizeOutcome = 'approved' | 'declined' | 'unknown' | 'action_required';
 /** The processor needs the shopper (3-D Secure, a redirect) before it can decide. */
 export type NextAction = { type: string; clientSecret: string | null; redirectUrl: string | null };
-export type AuthorizeResult = { outcome: AuthorizeOutcome; providerRef?: string; reason?: string; nextAction?: NextAction };
+export type AuthorizeResult = {
+  outcome: AuthorizeOutcome;
+  providerRef?: string;
+  reason?: string;
+  nextAction?: NextAction;
+};
 /** What a cancel of a payment still undecided ended as: only `canceled` lets a hold go (a success that won the race confirms). */
 export type CancelResult = 'canceled' | 'succeeded' | 'failed';
 /** The inquiry answer used by the reconciler. */

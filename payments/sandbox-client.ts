@@ -1,5 +1,13 @@
 // The Processor for the sandbox processor (payments/sandbox-server.ts) over HTTP, and the check of its signed webhooks.
-import type { AuthorizeRequest, AuthorizeResult, CancelResult, LookupStatus, NextAction, PaymentEvent, Processor } from './processor.js';
+import type {
+  AuthorizeRequest,
+  AuthorizeResult,
+  CancelResult,
+  LookupStatus,
+  NextAction,
+  PaymentEvent,
+  Processor,
+} from './processor.js';
 import { ProcessorFault, WebhookSignatureError } from './processor.js';
 import { SIGNATURE_HEADER, verifySignature } from './webhook-signature.js';
 
@@ -22,7 +30,11 @@ export function sandboxProcessor(opts: SandboxClientOptions): Processor {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), opts.timeoutMs);
     try {
-      const res = await fetch(new URL(path, opts.url), { ...init, signal: ac.signal, headers: { 'content-type': 'application/json' } });
+      const res = await fetch(new URL(path, opts.url), {
+        ...init,
+        signal: ac.signal,
+        headers: { 'content-type': 'application/json' },
+      });
       await res.clone().text(); // the body arrives within the same deadline
       return res;
     } finally {
@@ -41,11 +53,17 @@ export function sandboxProcessor(opts: SandboxClientOptions): Processor {
       }
       if (res.status >= 500) return { outcome: 'unknown', reason: `http_${res.status}` };
       if (res.status !== 200) throw new ProcessorFault(`sandbox refused the authorization request: HTTP ${res.status}`);
-      const body = (await res.json()) as { outcome: string; providerRef?: string; reason?: string; nextAction?: NextAction };
+      const body = (await res.json()) as {
+        outcome: string;
+        providerRef?: string;
+        reason?: string;
+        nextAction?: NextAction;
+      };
       if (body.outcome === 'approved') return { outcome: 'approved', providerRef: body.providerRef };
       if (body.outcome === 'action_required' && body.nextAction)
         return { outcome: 'action_required', providerRef: body.providerRef, nextAction: toNextAction(body.nextAction) };
-      if (body.outcome === 'declined') return { outcome: 'declined', providerRef: body.providerRef, reason: body.reason };
+      if (body.outcome === 'declined')
+        return { outcome: 'declined', providerRef: body.providerRef, reason: body.reason };
       return { outcome: 'unknown', reason: 'unexpected_answer' };
     },
 
@@ -76,26 +94,40 @@ export function sandboxProcessor(opts: SandboxClientOptions): Processor {
 
     async verifyWebhook(rawBody: string, headers: Headers): Promise<PaymentEvent> {
       verifySignature(rawBody, headers.get(SIGNATURE_HEADER), opts.webhookSecret, opts.webhookToleranceSeconds);
-      let e: { id?: unknown; type?: unknown; orderId?: unknown; paymentKey?: unknown; providerRef?: unknown; reason?: unknown; nextAction?: unknown };
+      let e: {
+        id?: unknown;
+        type?: unknown;
+        orderId?: unknown;
+        paymentKey?: unknown;
+        providerRef?: unknown;
+        reason?: unknown;
+        nextAction?: unknown;
+      };
       try {
         e = JSON.parse(rawBody);
       } catch {
         throw new WebhookSignatureError('signed body is not JSON');
       }
-      if (typeof e.id !== 'string' || typeof e.type !== 'string') throw new WebhookSignatureError('signed body is not an event');
+      if (typeof e.id !== 'string' || typeof e.type !== 'string')
+        throw new WebhookSignatureError('signed body is not an event');
       const outcome =
-        e.type === 'payment.succeeded' ? 'approved'
-        : e.type === 'payment.failed' ? 'declined'
-        : e.type === 'payment.requires_action' ? 'action_required'
-        : e.type === 'payment.canceled' ? 'canceled'
-        : null;
+        e.type === 'payment.succeeded'
+          ? 'approved'
+          : e.type === 'payment.failed'
+            ? 'declined'
+            : e.type === 'payment.requires_action'
+              ? 'action_required'
+              : e.type === 'payment.canceled'
+                ? 'canceled'
+                : null;
       return {
         id: e.id,
         type: e.type,
         orderId: typeof e.orderId === 'string' ? e.orderId : null,
         outcome,
         paymentKey: typeof e.paymentKey === 'string' ? e.paymentKey : undefined,
-        nextAction: e.nextAction && typeof e.nextAction === 'object' ? toNextAction(e.nextAction as NextAction) : undefined,
+        nextAction:
+          e.nextAction && typeof e.nextAction === 'object' ? toNextAction(e.nextAction as NextAction) : undefined,
         providerRef: typeof e.providerRef === 'string' ? e.providerRef : undefined,
         reason: typeof e.reason === 'string' ? e.reason : undefined,
       };

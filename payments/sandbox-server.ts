@@ -48,7 +48,13 @@ type Charge = {
   captures: number;
   refunds: number;
 };
-export type Sandbox = { url: string; port: number; configure(c: SandboxConfig): void; charge(key: string): Charge | null; close(): Promise<void> };
+export type Sandbox = {
+  url: string;
+  port: number;
+  configure(c: SandboxConfig): void;
+  charge(key: string): Charge | null;
+  close(): Promise<void>;
+};
 
 /** @example const sandbox = await startSandbox({ webhookSecret, webhookUrl: 'http://127.0.0.1:4000/webhooks/payments/sandbox' }) */
 export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
@@ -60,7 +66,11 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
 
   const deliver = (body: string, attempt = 1) => {
     if (!cfg.webhookUrl || scheduled.cancelled) return;
-    fetch(cfg.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(body, opts.webhookSecret) }, body })
+    fetch(cfg.webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(body, opts.webhookSecret) },
+      body,
+    })
       .then((r) => {
         if (r.status >= 500 && attempt < 5) later(100 * attempt, () => deliver(body, attempt + 1));
       })
@@ -69,10 +79,22 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       });
   };
   const webhook = (key: string, c: Charge) => {
-    const type = { succeeded: 'payment.succeeded', failed: 'payment.failed', requires_action: 'payment.requires_action', canceled: 'payment.canceled', pending: 'payment.pending' }[c.status];
+    const type = {
+      succeeded: 'payment.succeeded',
+      failed: 'payment.failed',
+      requires_action: 'payment.requires_action',
+      canceled: 'payment.canceled',
+      pending: 'payment.pending',
+    }[c.status];
     const body = JSON.stringify({
-      id: `evt_${type}_${key}`, type, orderId: c.orderId, paymentKey: key, providerRef: c.providerRef,
-      reason: c.status === 'failed' ? 'card_declined' : undefined, nextAction: c.status === 'requires_action' ? nextAction(key, c) : undefined, created: Date.now(),
+      id: `evt_${type}_${key}`,
+      type,
+      orderId: c.orderId,
+      paymentKey: key,
+      providerRef: c.providerRef,
+      reason: c.status === 'failed' ? 'card_declined' : undefined,
+      nextAction: c.status === 'requires_action' ? nextAction(key, c) : undefined,
+      created: Date.now(),
     });
     const copies = cfg.twice ? 2 : 1;
     if (cfg.outOfOrder) {
@@ -89,9 +111,29 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     for (let i = 0; i < copies; i++) later(cfg.delayMs ?? 0, () => deliver(body));
   };
 
-  const fresh = (orderId = '', token = ''): Charge => ({ status: 'failed', orderId, token, providerRef: '', requests: 0, charges: 0, voids: 0, voidRequests: 0, errors: 0, cancels: 0, captures: 0, refunds: 0 });
-  const nextAction = (key: string, c: Charge) => ({ type: 'three_d_secure', clientSecret: `${c.providerRef}_secret`, redirectUrl: `${base()}/_sandbox/actions/${encodeURIComponent(key)}` });
-  const authorize = (res: http.ServerResponse, b: { orderId: string; key?: string; amount: number; currency: string; token: string }) => {
+  const fresh = (orderId = '', token = ''): Charge => ({
+    status: 'failed',
+    orderId,
+    token,
+    providerRef: '',
+    requests: 0,
+    charges: 0,
+    voids: 0,
+    voidRequests: 0,
+    errors: 0,
+    cancels: 0,
+    captures: 0,
+    refunds: 0,
+  });
+  const nextAction = (key: string, c: Charge) => ({
+    type: 'three_d_secure',
+    clientSecret: `${c.providerRef}_secret`,
+    redirectUrl: `${base()}/_sandbox/actions/${encodeURIComponent(key)}`,
+  });
+  const authorize = (
+    res: http.ServerResponse,
+    b: { orderId: string; key?: string; amount: number; currency: string; token: string },
+  ) => {
     const tok = String(b.token);
     const key = String(b.key ?? b.orderId);
     const known = charges.get(key);
@@ -170,7 +212,9 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     req.on('data', (d) => (raw += d));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://sandbox');
-      const m = /^\/(v1\/payments|_sandbox\/charges|_sandbox\/actions)\/([^/]+)(\/void|\/cancel|\/capture)?$/.exec(url.pathname);
+      const m = /^\/(v1\/payments|_sandbox\/charges|_sandbox\/actions)\/([^/]+)(\/void|\/cancel|\/capture)?$/.exec(
+        url.pathname,
+      );
       const key = m ? decodeURIComponent(m[2]!) : '';
       try {
         if (req.method === 'POST' && url.pathname === '/v1/authorize') return authorize(res, JSON.parse(raw));
@@ -180,7 +224,14 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         }
         if (m && m[1] === 'v1/payments' && req.method === 'GET' && !m[3]) {
           const c = charges.get(key);
-          const status = !c || !c.providerRef ? 'not_found' : c.status === 'requires_action' ? 'pending' : c.status === 'canceled' ? 'failed' : c.status;
+          const status =
+            !c || !c.providerRef
+              ? 'not_found'
+              : c.status === 'requires_action'
+                ? 'pending'
+                : c.status === 'canceled'
+                  ? 'failed'
+                  : c.status;
           return send(res, 200, { status, captured: !!c && c.captures > 0 });
         }
         if (m && m[1] === 'v1/payments' && req.method === 'POST' && m[3] === '/void') {
@@ -194,15 +245,19 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           }
           return send(res, 200, { voided: !!c && c.voids > 0, refunded: !!c && c.refunds > 0 });
         }
-        if (m && m[1] === 'v1/payments' && req.method === 'POST' && m[3] === '/cancel') return send(res, 200, cancel(key));
+        if (m && m[1] === 'v1/payments' && req.method === 'POST' && m[3] === '/cancel')
+          return send(res, 200, cancel(key));
         if (m && m[1] === 'v1/payments' && req.method === 'POST' && m[3] === '/capture') {
           const c = charges.get(key);
-          if (!c || c.status !== 'succeeded' || c.voids > 0) return send(res, 409, { error: 'not_capturable', status: c?.status ?? 'not_found' });
+          if (!c || c.status !== 'succeeded' || c.voids > 0)
+            return send(res, 409, { error: 'not_capturable', status: c?.status ?? 'not_found' });
           if (c.captures === 0) c.captures = 1; // idempotent: captured once however often asked
           return send(res, 200, { captured: true });
         }
-        if (m && m[1] === '_sandbox/actions' && req.method === 'POST') return send(res, 200, completeAction(key, String(JSON.parse(raw || '{}').result ?? 'approve')));
-        if (m && m[1] === '_sandbox/charges' && req.method === 'GET') return send(res, 200, charges.get(key) ?? { ...fresh(), status: 'not_found' });
+        if (m && m[1] === '_sandbox/actions' && req.method === 'POST')
+          return send(res, 200, completeAction(key, String(JSON.parse(raw || '{}').result ?? 'approve')));
+        if (m && m[1] === '_sandbox/charges' && req.method === 'GET')
+          return send(res, 200, charges.get(key) ?? { ...fresh(), status: 'not_found' });
         send(res, 404, { error: 'not_found' });
       } catch (err) {
         send(res, 400, { error: String(err) });
@@ -228,8 +283,20 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
 function answer(key: string, c: Charge, origin: string) {
   if (c.status === 'succeeded') return { outcome: 'approved', providerRef: c.providerRef };
   if (c.status === 'requires_action')
-    return { outcome: 'action_required', providerRef: c.providerRef, nextAction: { type: 'three_d_secure', clientSecret: `${c.providerRef}_secret`, redirectUrl: `${origin}/_sandbox/actions/${encodeURIComponent(key)}` } };
-  return { outcome: 'declined', providerRef: c.providerRef, reason: c.status === 'canceled' ? 'canceled' : 'card_declined' };
+    return {
+      outcome: 'action_required',
+      providerRef: c.providerRef,
+      nextAction: {
+        type: 'three_d_secure',
+        clientSecret: `${c.providerRef}_secret`,
+        redirectUrl: `${origin}/_sandbox/actions/${encodeURIComponent(key)}`,
+      },
+    };
+  return {
+    outcome: 'declined',
+    providerRef: c.providerRef,
+    reason: c.status === 'canceled' ? 'canceled' : 'card_declined',
+  };
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown) {

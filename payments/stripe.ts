@@ -1,6 +1,14 @@
 // The Processor for Stripe: PaymentIntents with the attempt's idempotency key, and Stripe's signed webhooks.
 import Stripe from 'stripe';
-import type { AuthorizeRequest, AuthorizeResult, CancelResult, LookupStatus, NextAction, PaymentEvent, Processor } from './processor.js';
+import type {
+  AuthorizeRequest,
+  AuthorizeResult,
+  CancelResult,
+  LookupStatus,
+  NextAction,
+  PaymentEvent,
+  Processor,
+} from './processor.js';
 import { ProcessorFault, WebhookSignatureError } from './processor.js';
 
 export type StripeProcessorOptions = {
@@ -37,7 +45,10 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
     if (providerRef) return stripe.paymentIntents.retrieve(providerRef); // by identity: strongly consistent
     // Last resort (eventually consistent, about a minute): an attempt whose id we never learned.
     const field = key.includes(':') ? 'payment_key' : 'order_id';
-    const found = await stripe.paymentIntents.search({ query: `metadata['${field}']:'${key.replace(/[^0-9a-f:-]/gi, '')}'`, limit: 1 });
+    const found = await stripe.paymentIntents.search({
+      query: `metadata['${field}']:'${key.replace(/[^0-9a-f:-]/gi, '')}'`,
+      limit: 1,
+    });
     return found.data[0] ?? null;
   };
 
@@ -57,10 +68,12 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
           },
           { idempotencyKey: req.key ?? req.orderId },
         );
-        if (pi.status === 'requires_capture' || pi.status === 'succeeded') return { outcome: 'approved', providerRef: pi.id };
+        if (pi.status === 'requires_capture' || pi.status === 'succeeded')
+          return { outcome: 'approved', providerRef: pi.id };
         if (pi.status === 'requires_payment_method' || pi.status === 'canceled')
           return { outcome: 'declined', providerRef: pi.id, reason: pi.last_payment_error?.code ?? pi.status };
-        if (pi.status === 'requires_action') return { outcome: 'action_required', providerRef: pi.id, nextAction: nextActionOf(pi) };
+        if (pi.status === 'requires_action')
+          return { outcome: 'action_required', providerRef: pi.id, nextAction: nextActionOf(pi) };
         return { outcome: 'unknown', providerRef: pi.id, reason: pi.status }; // processing: wait for the webhook
       } catch (err) {
         return mapStripeError(err);
@@ -80,7 +93,8 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
       if (!pi) throw new Error(`no PaymentIntent found for ${key} yet`); // never "done" on not-found: retried later
       if (pi.status === 'canceled') return;
       // after capture the money goes back as a refund, before it as a cancel of the authorization
-      if (pi.status === 'succeeded') await stripe.refunds.create({ payment_intent: pi.id }, { idempotencyKey: `refund-${key}` });
+      if (pi.status === 'succeeded')
+        await stripe.refunds.create({ payment_intent: pi.id }, { idempotencyKey: `refund-${key}` });
       else await stripe.paymentIntents.cancel(pi.id, {}, { idempotencyKey: `cancel-${key}` });
     },
 
@@ -91,7 +105,11 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
       if (pi.status === 'canceled') return 'canceled';
       try {
         const c = await stripe.paymentIntents.cancel(pi.id, {}, { idempotencyKey: `cancel-${key}` });
-        return c.status === 'canceled' ? 'canceled' : c.status === 'requires_capture' || c.status === 'succeeded' ? 'succeeded' : 'failed';
+        return c.status === 'canceled'
+          ? 'canceled'
+          : c.status === 'requires_capture' || c.status === 'succeeded'
+            ? 'succeeded'
+            : 'failed';
       } catch (err) {
         // Stripe refuses to cancel an intent that succeeded meanwhile: ask again what it is
         const now = await stripe.paymentIntents.retrieve(pi.id);
@@ -111,18 +129,34 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
     async verifyWebhook(rawBody: string, headers: Headers): Promise<PaymentEvent> {
       let event: Stripe.Event;
       try {
-        event = stripe.webhooks.constructEvent(rawBody, headers.get('stripe-signature') ?? '', opts.webhookSecret, opts.webhookToleranceSeconds);
+        event = stripe.webhooks.constructEvent(
+          rawBody,
+          headers.get('stripe-signature') ?? '',
+          opts.webhookSecret,
+          opts.webhookToleranceSeconds,
+        );
       } catch (err) {
         throw new WebhookSignatureError((err as Error).message);
       }
-      const obj = event.data.object as { id?: string; object?: string; payment_intent?: string; metadata?: Record<string, string>; last_payment_error?: { code?: string } };
+      const obj = event.data.object as {
+        id?: string;
+        object?: string;
+        payment_intent?: string;
+        metadata?: Record<string, string>;
+        last_payment_error?: { code?: string };
+      };
       const outcome =
-        event.type === 'payment_intent.amount_capturable_updated' || event.type === 'payment_intent.succeeded' ? 'approved'
-        : event.type === 'payment_intent.payment_failed' ? 'declined'
-        : event.type === 'payment_intent.requires_action' ? 'action_required'
-        : event.type === 'payment_intent.canceled' ? 'canceled'
-        : event.type === 'charge.refunded' ? 'refunded'
-        : null;
+        event.type === 'payment_intent.amount_capturable_updated' || event.type === 'payment_intent.succeeded'
+          ? 'approved'
+          : event.type === 'payment_intent.payment_failed'
+            ? 'declined'
+            : event.type === 'payment_intent.requires_action'
+              ? 'action_required'
+              : event.type === 'payment_intent.canceled'
+                ? 'canceled'
+                : event.type === 'charge.refunded'
+                  ? 'refunded'
+                  : null;
       const isIntent = obj.object === undefined || obj.object === 'payment_intent';
       return {
         id: event.id,
@@ -133,7 +167,9 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
         // charge.refunded carries the charge; its payment_intent is the payment's identity
         providerRef: isIntent ? obj.id : obj.payment_intent,
         reason: obj.last_payment_error?.code,
-        ...(outcome === 'action_required' ? { nextAction: nextActionOf(event.data.object as Stripe.PaymentIntent) } : {}),
+        ...(outcome === 'action_required'
+          ? { nextAction: nextActionOf(event.data.object as Stripe.PaymentIntent) }
+          : {}),
       };
     },
   };
@@ -141,7 +177,11 @@ export function stripeProcessor(opts: StripeProcessorOptions): Processor {
 
 /** A PaymentIntent's next_action as ours: the client secret lets Stripe.js run 3-D Secure; a redirect gives its URL. */
 function nextActionOf(pi: Pick<Stripe.PaymentIntent, 'client_secret' | 'next_action'>): NextAction {
-  return { type: pi.next_action?.type ?? 'use_stripe_sdk', clientSecret: pi.client_secret ?? null, redirectUrl: pi.next_action?.redirect_to_url?.url ?? null };
+  return {
+    type: pi.next_action?.type ?? 'use_stripe_sdk',
+    clientSecret: pi.client_secret ?? null,
+    redirectUrl: pi.next_action?.redirect_to_url?.url ?? null,
+  };
 }
 
 /** Stripe's documented error classes as outcomes; see stripeProcessor. Exported for the mapping tests. */

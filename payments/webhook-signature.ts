@@ -9,7 +9,13 @@ export { signPayload } from '../common/webhook-signing.js';
  * Throws WebhookSignatureError unless `header` carries a v1 signature of `body` by `secret` whose timestamp is within
  * `toleranceSeconds` of now (replays of old deliveries are refused). Constant-time comparison.
  */
-export function verifySignature(body: string, header: string | null, secret: string, toleranceSeconds: number, now = Date.now()): void {
+export function verifySignature(
+  body: string,
+  header: string | null,
+  secret: string,
+  toleranceSeconds: number,
+  now = Date.now(),
+): void {
   const read = readSignatureHeader(header, toleranceSeconds, now);
   if ('problem' in read) throw new WebhookSignatureError(read.problem);
   const expected = createHmac('sha256', secret).update(`${read.timestamp}.${body}`, 'utf8').digest();

@@ -33,7 +33,10 @@ export async function products(ctx: Context, skus: string[]): Promise<(Product |
 }
 
 const productPayload = (r: Result<Product>) => ({ product: r.ok ? r.value : null, userErrors: userErrorsOf(r) });
-const stockPayload = (r: Result<Availability>) => ({ availability: r.ok ? r.value : null, userErrors: userErrorsOf(r) });
+const stockPayload = (r: Result<Availability>) => ({
+  availability: r.ok ? r.value : null,
+  userErrors: userErrorsOf(r),
+});
 
 type CatalogInput<K extends 'createProduct' | 'restock' | 'setStock'> = Parameters<Context['catalog'][K]>[0];
 

@@ -12,7 +12,11 @@ type UpdateInput = Parameters<Context['channels']['updateChannel']>[0];
 export async function createChannel(ctx: Context, input: CreateInput) {
   requireRole(ctx, 'Mutation.createChannel');
   const r = await ctx.channels.createChannel(input);
-  return { channel: r.ok ? r.value.channel : null, webhookSecret: r.ok ? r.value.webhookSecret : null, userErrors: userErrorsOf(r) };
+  return {
+    channel: r.ok ? r.value.channel : null,
+    webhookSecret: r.ok ? r.value.webhookSecret : null,
+    userErrors: userErrorsOf(r),
+  };
 }
 
 export async function updateChannel(ctx: Context, input: UpdateInput) {
@@ -33,10 +37,13 @@ export async function channel(ctx: Context, id: string) {
 
 export async function listings(ctx: Context, c: Channel, skus: string[]) {
   if (skus.length > MAX_LISTING_SKUS) {
-    throw createGraphQLError(`listings takes at most ${MAX_LISTING_SKUS} SKUs`, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+    throw createGraphQLError(`listings takes at most ${MAX_LISTING_SKUS} SKUs`, {
+      extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+    });
   }
   return ctx.channels.listings(c.id, skus);
 }
 
-export const oversells = (ctx: Context, c: Channel, last: number) => ctx.channels.oversells(c.id, Math.max(1, Math.min(last, 100)));
+export const oversells = (ctx: Context, c: Channel, last: number) =>
+  ctx.channels.oversells(c.id, Math.max(1, Math.min(last, 100)));
 export const order = (ctx: Context, c: Channel, externalOrderId: string) => ctx.channels.order(c.id, externalOrderId);

@@ -1,7 +1,16 @@
 // Thin: GraphQL arguments -> one call into the order domain -> payload. Argument types come from the schema's Pothos
 // inputs, checked against the domain's input types where schema/order.ts calls these.
 import type { Context } from './context.js';
-import type { CancelOrderInput, ConfirmOrderInput, CreateBuyerTokenInput, OrderRecord, PayOrderInput, PaymentView, PlaceOrderInput, ReleaseInput } from '../orders/orders.js';
+import type {
+  CancelOrderInput,
+  ConfirmOrderInput,
+  CreateBuyerTokenInput,
+  OrderRecord,
+  PayOrderInput,
+  PaymentView,
+  PlaceOrderInput,
+  ReleaseInput,
+} from '../orders/orders.js';
 import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 
@@ -60,5 +69,9 @@ export async function cancelOrder(ctx: Context, input: CancelOrderInput) {
 export async function createBuyerToken(ctx: Context, input: CreateBuyerTokenInput) {
   requireRole(ctx, 'Mutation.createBuyerToken');
   const r = await ctx.orders.createBuyerToken(ctx.caller, input);
-  return { token: r.ok ? r.value.token : null, expiresAt: r.ok ? r.value.expiresAt : null, userErrors: userErrorsOf(r) };
+  return {
+    token: r.ok ? r.value.token : null,
+    expiresAt: r.ok ? r.value.expiresAt : null,
+    userErrors: userErrorsOf(r),
+  };
 }

@@ -6,7 +6,9 @@ import { requireRole } from './auth.js';
 
 function valueOf<T>(r: Result<T>): T {
   if (r.ok) return r.value;
-  throw createGraphQLError(r.errors.map((e) => e.message).join('; '), { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+  throw createGraphQLError(r.errors.map((e) => e.message).join('; '), {
+    extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+  });
 }
 
 export async function catalog(ctx: Context, args: { first?: number | null; after?: string | null }) {
@@ -14,7 +16,10 @@ export async function catalog(ctx: Context, args: { first?: number | null; after
 }
 
 /** A storefront sees its own client's orders; an admin sees every client's. */
-export async function orders(ctx: Context, args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null }) {
+export async function orders(
+  ctx: Context,
+  args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null },
+) {
   requireRole(ctx, 'Query.orders');
   return valueOf(await ctx.orders.ordersPage(ctx.caller.role === 'admin' ? null : ctx.caller.clientId, args));
 }

@@ -38,10 +38,16 @@ export const toAvailability = (e: AvailabilityEvent): Availability => ({
  * An order's events, only for the API client that owns it: the event names its client, compared with the caller's. A
  * public key (every browser shares its client) must also present the order's token, checked before it listens.
  */
-export async function orderStatusChanged(ctx: Context, orderId: string, token?: string | null): Promise<AsyncIterable<WithOrder>> {
+export async function orderStatusChanged(
+  ctx: Context,
+  orderId: string,
+  token?: string | null,
+): Promise<AsyncIterable<WithOrder>> {
   requireRole(ctx, 'Subscription.orderStatusChanged');
   if (needsOrderToken(ctx.caller) && !(await ctx.orders.getOrder(ctx.caller, orderId, token)))
-    throw createGraphQLError('no such order (a public key needs the order\'s token)', { extensions: { code: 'NOT_FOUND' } });
+    throw createGraphQLError("no such order (a public key needs the order's token)", {
+      extensions: { code: 'NOT_FOUND' },
+    });
   const clientId = ctx.caller.clientId;
   return pipe(
     liveOf(ctx).subscribe('order_status', orderId),

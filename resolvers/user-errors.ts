@@ -13,4 +13,5 @@ export function toUserError(e: DomainError, argument = 'input'): UserErrorShape 
 }
 
 /** The userErrors of a domain answer: none when it succeeded. */
-export const userErrorsOf = (r: { ok: true } | { ok: false; errors: DomainError[] }): UserErrorShape[] => (r.ok ? [] : r.errors.map((e) => toUserError(e)));
+export const userErrorsOf = (r: { ok: true } | { ok: false; errors: DomainError[] }): UserErrorShape[] =>
+  r.ok ? [] : r.errors.map((e) => toUserError(e));

@@ -25,5 +25,6 @@ builder.scalarType('DateTime', {
 builder.queryType({ description: 'Reads: products, their live availability, and your own orders.' });
 builder.mutationType({ description: 'Writes. Each takes one `input` and returns a payload with `userErrors`.' });
 builder.subscriptionType({
-  description: 'Live events over graphql-ws on /graphql (API key in connection_init). At least once: drop repeats by version/updatedAt.',
+  description:
+    'Live events over graphql-ws on /graphql (API key in connection_init). At least once: drop repeats by version/updatedAt.',
 });

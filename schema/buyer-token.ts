@@ -10,7 +10,10 @@ const CreateBuyerTokenInput = builder.inputType('CreateBuyerTokenInput', {
       required: true,
       description: 'The customer the token vouches for (1-255 characters): the customerId the browser must place with.',
     }),
-    ttlSeconds: t.int({ required: false, description: 'How long the token is valid: 1 to 86400 seconds (default 3600).' }),
+    ttlSeconds: t.int({
+      required: false,
+      description: 'How long the token is valid: 1 to 86400 seconds (default 3600).',
+    }),
   }),
 });
 
@@ -39,7 +42,7 @@ builder.mutationFields((t) => ({
     type: CreateBuyerTokenPayload,
     description:
       "Storefront (or admin): a short-lived signed token for one of your customers. With it, a public key's purchase " +
-      'and hold limits count that customer, from any address; without one they count the client\'s address, whatever ' +
+      "and hold limits count that customer, from any address; without one they count the client's address, whatever " +
       'customerId the page sends. Valid only with keys of the same API client; nothing is stored.',
     args: { input: t.arg({ type: CreateBuyerTokenInput, required: true }) },
     resolve: (_root, { input }, ctx) => r.createBuyerToken(ctx, input),

@@ -8,7 +8,10 @@ import * as r from '../resolvers/channels.js';
 const ChannelKind = builder.enumType('ChannelKind', {
   description: 'How lastunit talks to the marketplace (docs/channels.md).',
   values: {
-    SANDBOX: { description: "lastunit's own marketplace protocol (the marketplace sandbox speaks it): PUT <endpoint>/listings/<sku>." },
+    SANDBOX: {
+      description:
+        "lastunit's own marketplace protocol (the marketplace sandbox speaks it): PUT <endpoint>/listings/<sku>.",
+    },
     SHOPIFY: { description: "Shopify's webhooks (X-Shopify-Hmac-Sha256, orders/create, orders/cancelled)." },
   } as const,
 });
@@ -17,25 +20,39 @@ const ChannelListing = builder.objectRef<Listing>('ChannelListing').implement({
   description: 'What a channel should list of a SKU, and what the marketplace last acknowledged.',
   fields: (t) => ({
     sku: t.exposeString('sku'),
-    desiredQuantity: t.exposeInt('desiredQuantity', { description: "The channel's rules applied to the SKU's available units now." }),
-    pushedQuantity: t.exposeInt('pushedQuantity', { nullable: true, description: 'The quantity the marketplace last acknowledged; null: never pushed.' }),
-    pushedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the marketplace acknowledged it.', resolve: (l) => l.pushedAt }),
+    desiredQuantity: t.exposeInt('desiredQuantity', {
+      description: "The channel's rules applied to the SKU's available units now.",
+    }),
+    pushedQuantity: t.exposeInt('pushedQuantity', {
+      nullable: true,
+      description: 'The quantity the marketplace last acknowledged; null: never pushed.',
+    }),
+    pushedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the marketplace acknowledged it.',
+      resolve: (l) => l.pushedAt,
+    }),
     pending: t.exposeBoolean('pending', { description: 'A newer desired quantity is still to be sent.' }),
   }),
 });
 
 const ChannelOversell = builder.objectRef<Oversell>('ChannelOversell').implement({
-  description: 'A marketplace order the stock could not cover (CHANNEL_OVERSOLD): nothing was taken and a cancellation was asked.',
+  description:
+    'A marketplace order the stock could not cover (CHANNEL_OVERSOLD): nothing was taken and a cancellation was asked.',
   fields: (t) => ({
     externalOrderId: t.exposeString('externalOrderId', { description: "The marketplace's order id." }),
     sku: t.exposeString('sku', { description: 'The first SKU that was short.' }),
-    cancelRequested: t.exposeBoolean('cancelRequested', { description: 'The marketplace acknowledged the cancellation request.' }),
+    cancelRequested: t.exposeBoolean('cancelRequested', {
+      description: 'The marketplace acknowledged the cancellation request.',
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (o) => o.createdAt }),
   }),
 });
 
 export const Channel = builder.objectRef<ChannelShape>('Channel').implement({
-  description: 'A marketplace that sells the same units (docs/channels.md). Listed quantity per SKU: available <= zeroAtOrBelow ? 0 : min(maxListed, max(0, floor(available * percent / 100) - buffer)).',
+  description:
+    'A marketplace that sells the same units (docs/channels.md). Listed quantity per SKU: available <= zeroAtOrBelow ? 0 : min(maxListed, max(0, floor(available * percent / 100) - buffer)).',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Also the last segment of its webhook URL: POST /webhooks/channels/<id>.' }),
     name: t.exposeString('name'),
@@ -45,7 +62,9 @@ export const Channel = builder.objectRef<ChannelShape>('Channel').implement({
     maxListed: t.exposeInt('maxListed', { nullable: true, description: 'The most units listed; null: no maximum.' }),
     percent: t.exposeInt('percent', { description: 'Share of available units listed, 0-100.' }),
     zeroAtOrBelow: t.exposeInt('zeroAtOrBelow', { description: 'List 0 when available is at or below this.' }),
-    maxPushesPerSecond: t.exposeInt('maxPushesPerSecond', { description: "The marketplace API's write rate limit, kept by the pusher." }),
+    maxPushesPerSecond: t.exposeInt('maxPushesPerSecond', {
+      description: "The marketplace API's write rate limit, kept by the pusher.",
+    }),
     listings: t.field({
       type: [ChannelListing],
       nullable: { list: false, items: true },
@@ -84,7 +103,8 @@ const CreateChannelInput = builder.inputType('CreateChannelInput', {
     maxPushesPerSecond: t.int({ required: false, description: 'Default 5 (Amazon patchListingsItem).' }),
     webhookSecret: t.string({
       required: false,
-      description: "The marketplace's own signing secret, when it has one (Shopify: the app's client secret); absent: lastunit generates one.",
+      description:
+        "The marketplace's own signing secret, when it has one (Shopify: the app's client secret); absent: lastunit generates one.",
     }),
   }),
 });
@@ -101,22 +121,33 @@ const UpdateChannelInput = builder.inputType('UpdateChannelInput', {
     maxPushesPerSecond: t.int({ required: false }),
   }),
 });
-const CreateChannelPayload = builder.objectRef<Awaited<ReturnType<typeof r.createChannel>>>('CreateChannelPayload').implement({
-  fields: (t) => ({
-    channel: t.field({ type: Channel, nullable: true, resolve: (p) => p.channel }),
-    webhookSecret: t.exposeString('webhookSecret', { nullable: true, description: 'The key marketplace webhooks are signed with. Shown here once, never again: store it now.' }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
-  }),
-});
-const UpdateChannelPayload = builder.objectRef<Awaited<ReturnType<typeof r.updateChannel>>>('UpdateChannelPayload').implement({
-  fields: (t) => ({
-    channel: t.field({ type: Channel, nullable: true, resolve: (p) => p.channel }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
-  }),
-});
+const CreateChannelPayload = builder
+  .objectRef<Awaited<ReturnType<typeof r.createChannel>>>('CreateChannelPayload')
+  .implement({
+    fields: (t) => ({
+      channel: t.field({ type: Channel, nullable: true, resolve: (p) => p.channel }),
+      webhookSecret: t.exposeString('webhookSecret', {
+        nullable: true,
+        description: 'The key marketplace webhooks are signed with. Shown here once, never again: store it now.',
+      }),
+      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+    }),
+  });
+const UpdateChannelPayload = builder
+  .objectRef<Awaited<ReturnType<typeof r.updateChannel>>>('UpdateChannelPayload')
+  .implement({
+    fields: (t) => ({
+      channel: t.field({ type: Channel, nullable: true, resolve: (p) => p.channel }),
+      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+    }),
+  });
 
 builder.queryFields((t) => ({
-  channels: t.field({ type: [Channel], description: 'Admin: every marketplace channel.', resolve: (_root, _args, ctx) => r.channels(ctx) }),
+  channels: t.field({
+    type: [Channel],
+    description: 'Admin: every marketplace channel.',
+    resolve: (_root, _args, ctx) => r.channels(ctx),
+  }),
   channel: t.field({
     type: Channel,
     nullable: true,
@@ -129,7 +160,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createChannel: t.field({
     type: CreateChannelPayload,
-    description: 'Admin: add a marketplace. Its listings are computed at once; the webhook secret is returned this once.',
+    description:
+      'Admin: add a marketplace. Its listings are computed at once; the webhook secret is returned this once.',
     args: { input: t.arg({ type: CreateChannelInput, required: true }) },
     resolve: (_root, { input }, ctx) => r.createChannel(ctx, input),
   }),

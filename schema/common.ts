@@ -23,7 +23,10 @@ export const UserError = builder.objectRef<UserErrorShape>('UserError').implemen
   description: 'An expected failure, returned as data. Nothing was written unless the payload says otherwise.',
   fields: (t) => ({
     code: t.field({ type: ErrorCode, description: 'What went wrong, as a stable code.', resolve: (e) => e.code }),
-    field: t.exposeStringList('field', { nullable: true, description: 'Path to the input field at fault, e.g. ["input","lines","0","quantity"].' }),
+    field: t.exposeStringList('field', {
+      nullable: true,
+      description: 'Path to the input field at fault, e.g. ["input","lines","0","quantity"].',
+    }),
     message: t.exposeString('message', { description: 'A sentence for humans; may change between versions.' }),
     sku: t.exposeString('sku', { nullable: true, description: 'The SKU concerned, when there is one.' }),
   }),

@@ -26,14 +26,22 @@ const OrderLine = builder.objectRef<OrderRecord['lines'][number] & { currency: s
   fields: (t) => ({
     sku: t.exposeString('sku'),
     quantity: t.exposeInt('quantity'),
-    unitPrice: t.field({ type: Money, description: 'Price per unit when the order was placed.', resolve: (l) => ({ amount: l.unitAmount, currencyCode: l.currency }) }),
+    unitPrice: t.field({
+      type: Money,
+      description: 'Price per unit when the order was placed.',
+      resolve: (l) => ({ amount: l.unitAmount, currencyCode: l.currency }),
+    }),
   }),
 });
 const Reservation = builder.objectRef<NonNullable<OrderRecord['reservation']>>('Reservation').implement({
   description: "Summary of the order's holds: the earliest expiry and their state.",
   fields: (t) => ({
     state: t.field({ type: ReservationState, resolve: (x) => x.state }),
-    expiresAt: t.field({ type: 'DateTime', description: 'When an unpaid hold is released.', resolve: (x) => x.expiresAt }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      description: 'When an unpaid hold is released.',
+      resolve: (x) => x.expiresAt,
+    }),
   }),
 });
 
@@ -57,15 +65,27 @@ const CaptureState = builder.enumType('CaptureState', {
     PENDING: { description: 'To be captured; a failed attempt is retried with a backoff.' },
     CAPTURED: { description: 'Collected, once.' },
     EXTERNAL: { description: 'Taken outside lastunit (confirmOrder): nothing to capture here.' },
-    FAILED: { description: 'Every attempt failed (10, over about 8.5 hours): look at it; an admin captureOrder tries once more.' },
+    FAILED: {
+      description:
+        'Every attempt failed (10, over about 8.5 hours): look at it; an admin captureOrder tries once more.',
+    },
   } as const,
 });
 const NextAction = builder.objectRef<NonNullable<PaymentView['nextAction']>>('NextAction').implement({
-  description: 'What the shopper must do for the processor before it decides: run 3-D Secure with the client secret, or follow the redirect.',
+  description:
+    'What the shopper must do for the processor before it decides: run 3-D Secure with the client secret, or follow the redirect.',
   fields: (t) => ({
-    type: t.exposeString('type', { description: 'The processor\'s kind of action, e.g. three_d_secure or use_stripe_sdk.' }),
-    clientSecret: t.exposeString('clientSecret', { nullable: true, description: 'For the processor\'s client library (Stripe.js handleNextAction).' }),
-    redirectUrl: t.exposeString('redirectUrl', { nullable: true, description: 'Where to send the shopper, when the action is a redirect.' }),
+    type: t.exposeString('type', {
+      description: "The processor's kind of action, e.g. three_d_secure or use_stripe_sdk.",
+    }),
+    clientSecret: t.exposeString('clientSecret', {
+      nullable: true,
+      description: "For the processor's client library (Stripe.js handleNextAction).",
+    }),
+    redirectUrl: t.exposeString('redirectUrl', {
+      nullable: true,
+      description: 'Where to send the shopper, when the action is a redirect.',
+    }),
   }),
 });
 const Payment = builder.objectRef<PaymentView>('Payment').implement({
@@ -73,10 +93,25 @@ const Payment = builder.objectRef<PaymentView>('Payment').implement({
   fields: (t) => ({
     state: t.field({ type: PaymentState, resolve: (p) => p.state }),
     provider: t.exposeString('provider', { description: 'The processor, or "external" for confirmOrder.' }),
-    reference: t.exposeString('reference', { nullable: true, description: "The processor's payment id (or the reference given to confirmOrder), once known." }),
-    nextAction: t.field({ type: NextAction, nullable: true, description: 'Set while state is ACTION_REQUIRED.', resolve: (p) => (p.state === 'ACTION_REQUIRED' ? p.nextAction : null) }),
-    captured: t.boolean({ description: 'The money was collected (PAYMENT_CAPTURE).', resolve: (p) => p.captureState === 'CAPTURED' }),
-    captureState: t.field({ type: CaptureState, description: 'Where collecting the money is: FAILED when the processor refused every attempt.', resolve: (p) => p.captureState }),
+    reference: t.exposeString('reference', {
+      nullable: true,
+      description: "The processor's payment id (or the reference given to confirmOrder), once known.",
+    }),
+    nextAction: t.field({
+      type: NextAction,
+      nullable: true,
+      description: 'Set while state is ACTION_REQUIRED.',
+      resolve: (p) => (p.state === 'ACTION_REQUIRED' ? p.nextAction : null),
+    }),
+    captured: t.boolean({
+      description: 'The money was collected (PAYMENT_CAPTURE).',
+      resolve: (p) => p.captureState === 'CAPTURED',
+    }),
+    captureState: t.field({
+      type: CaptureState,
+      description: 'Where collecting the money is: FAILED when the processor refused every attempt.',
+      resolve: (p) => p.captureState,
+    }),
   }),
 });
 
@@ -89,11 +124,28 @@ export const Order = builder.objectRef<OrderRecord>('Order').implement({
     lines: t.field({ type: [OrderLine], resolve: (o) => o.lines.map((l) => ({ ...l, currency: o.currency })) }),
     total: t.field({ type: Money, resolve: (o) => ({ amount: o.totalAmount, currencyCode: o.currency }) }),
     reservation: t.field({ type: Reservation, nullable: true, resolve: (o) => o.reservation }),
-    payment: t.field({ type: Payment, nullable: true, description: 'The latest payment attempt; null when none was made.', resolve: (o, _a, ctx) => r.payment(ctx, o.id) }),
-    rejection: t.field({ type: UserError, nullable: true, description: 'Why the order was rejected.', resolve: (o) => { const e = rejectionOf(o); return e && toUserError(e); } }),
+    payment: t.field({
+      type: Payment,
+      nullable: true,
+      description: 'The latest payment attempt; null when none was made.',
+      resolve: (o, _a, ctx) => r.payment(ctx, o.id),
+    }),
+    rejection: t.field({
+      type: UserError,
+      nullable: true,
+      description: 'Why the order was rejected.',
+      resolve: (o) => {
+        const e = rejectionOf(o);
+        return e && toUserError(e);
+      },
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (o) => o.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (o) => o.updatedAt }),
-    channel: t.string({ nullable: true, description: 'The marketplace channel that sold it (docs/channels.md); null for orders placed here.', resolve: (o) => o.channel ?? null }),
+    channel: t.string({
+      nullable: true,
+      description: 'The marketplace channel that sold it (docs/channels.md); null for orders placed here.',
+      resolve: (o) => o.channel ?? null,
+    }),
   }),
 });
 
@@ -116,12 +168,14 @@ const OrderLineInput = builder.inputType('OrderLineInput', {
   }),
 });
 const PaymentInput = builder.inputType('PaymentInput', {
-  description: 'Pay while placing: the units are held first, then the payment is authorized (docs/architecture.md, "The life of an order", step 3).',
+  description:
+    'Pay while placing: the units are held first, then the payment is authorized (docs/architecture.md, "The life of an order", step 3).',
   fields: (t) => ({
     provider: t.string({ required: true, description: 'The configured processor: "sandbox" (default) or "stripe".' }),
     token: t.string({
       required: true,
-      description: 'The payment method from the processor\'s client library (Stripe: a PaymentMethod id; sandbox: e.g. tok_approve).',
+      description:
+        "The payment method from the processor's client library (Stripe: a PaymentMethod id; sandbox: e.g. tok_approve).",
     }),
   }),
 });
@@ -129,14 +183,20 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
   fields: (t) => ({
     idempotencyKey: t.string({
       required: true,
-      description: 'Minted by the client when the shopper taps "place order" and sent again on every retry (max 255 characters).',
+      description:
+        'Minted by the client when the shopper taps "place order" and sent again on every retry (max 255 characters).',
     }),
     customerId: t.id({ required: true }),
-    lines: t.field({ type: [OrderLineInput], required: true, description: '1 to MAX_LINES (default 50) lines, one per SKU.' }),
+    lines: t.field({
+      type: [OrderLineInput],
+      required: true,
+      description: '1 to MAX_LINES (default 50) lines, one per SKU.',
+    }),
     payment: t.field({
       type: PaymentInput,
       required: false,
-      description: 'Authorize a payment after the hold. Part of the request fingerprint: the same key with another payment is IDEMPOTENCY_KEY_REUSED.',
+      description:
+        'Authorize a payment after the hold. Part of the request fingerprint: the same key with another payment is IDEMPOTENCY_KEY_REUSED.',
     }),
     buyerToken: t.string({
       required: false,
@@ -151,11 +211,14 @@ const PlaceOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.placeOrd
   fields: (t) => ({
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
     userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
-    replayed: t.exposeBoolean('replayed', { description: 'True when this answer is a replay of an earlier request with the same key.' }),
+    replayed: t.exposeBoolean('replayed', {
+      description: 'True when this answer is a replay of an earlier request with the same key.',
+    }),
     nextAction: t.field({
       type: NextAction,
       nullable: true,
-      description: 'Set when the processor needs the shopper (3-D Secure, redirect) before it decides; the order stays AWAITING_PAYMENT.',
+      description:
+        'Set when the processor needs the shopper (3-D Secure, redirect) before it decides; the order stays AWAITING_PAYMENT.',
       resolve: (p, _a, ctx) => r.nextActionOf(ctx, p.order),
     }),
     orderToken: t.string({
@@ -172,15 +235,20 @@ const ReleaseReservationInput = builder.inputType('ReleaseReservationInput', {
   fields: (t) => ({
     orderId: t.id({ required: true }),
     reason: t.string({ required: false }),
-    token: t.string({ required: false, description: "The order's token (PlaceOrderPayload.orderToken): required with a public key." }),
+    token: t.string({
+      required: false,
+      description: "The order's token (PlaceOrderPayload.orderToken): required with a public key.",
+    }),
   }),
 });
-const ReleaseReservationPayload = builder.objectRef<Awaited<ReturnType<typeof r.releaseReservation>>>('ReleaseReservationPayload').implement({
-  fields: (t) => ({
-    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
-  }),
-});
+const ReleaseReservationPayload = builder
+  .objectRef<Awaited<ReturnType<typeof r.releaseReservation>>>('ReleaseReservationPayload')
+  .implement({
+    fields: (t) => ({
+      order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+    }),
+  });
 
 const PayOrderInput = builder.inputType('PayOrderInput', {
   fields: (t) => ({
@@ -192,29 +260,48 @@ const PayOrderInput = builder.inputType('PayOrderInput', {
 const PayOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.payOrder>>>('PayOrderPayload').implement({
   fields: (t) => ({
     order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
-    nextAction: t.field({ type: NextAction, nullable: true, description: 'Set when the processor needs the shopper (3-D Secure, redirect).', resolve: (p, _a, ctx) => r.nextActionOf(ctx, p.order) }),
+    nextAction: t.field({
+      type: NextAction,
+      nullable: true,
+      description: 'Set when the processor needs the shopper (3-D Secure, redirect).',
+      resolve: (p, _a, ctx) => r.nextActionOf(ctx, p.order),
+    }),
     userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
   }),
 });
 const ConfirmOrderInput = builder.inputType('ConfirmOrderInput', {
   fields: (t) => ({
     orderId: t.id({ required: true }),
-    paymentReference: t.string({ required: true, description: 'Your processor\'s id of the payment you took (1-255 characters); the call is idempotent on (orderId, paymentReference).' }),
+    paymentReference: t.string({
+      required: true,
+      description:
+        "Your processor's id of the payment you took (1-255 characters); the call is idempotent on (orderId, paymentReference).",
+    }),
   }),
 });
-const ConfirmOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.confirmOrder>>>('ConfirmOrderPayload').implement({
-  fields: (t) => ({
-    order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
-    replayed: t.exposeBoolean('replayed', { description: 'True when this order was already confirmed with this reference.' }),
-    userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
-  }),
-});
+const ConfirmOrderPayload = builder
+  .objectRef<Awaited<ReturnType<typeof r.confirmOrder>>>('ConfirmOrderPayload')
+  .implement({
+    fields: (t) => ({
+      order: t.field({ type: Order, nullable: true, resolve: (p) => p.order }),
+      replayed: t.exposeBoolean('replayed', {
+        description: 'True when this order was already confirmed with this reference.',
+      }),
+      userErrors: t.field({ type: [UserError], resolve: (p) => p.userErrors }),
+    }),
+  });
 
-const CaptureOrderInput = builder.inputType('CaptureOrderInput', { fields: (t) => ({ orderId: t.id({ required: true }) }) });
+const CaptureOrderInput = builder.inputType('CaptureOrderInput', {
+  fields: (t) => ({ orderId: t.id({ required: true }) }),
+});
 const CancelOrderInput = builder.inputType('CancelOrderInput', {
   fields: (t) => ({
     orderId: t.id({ required: true }),
-    restock: t.boolean({ required: false, defaultValue: true, description: 'Put the sold units back on sale (default true).' }),
+    restock: t.boolean({
+      required: false,
+      defaultValue: true,
+      description: 'Put the sold units back on sale (default true).',
+    }),
     reason: t.string({ required: false, description: 'Why (at most 500 characters); kept with the refund.' }),
   }),
 });
@@ -228,7 +315,8 @@ const AdminOrderPayload = builder.objectRef<Awaited<ReturnType<typeof r.cancelOr
 builder.mutationFields((t) => ({
   captureOrder: t.field({
     type: AdminOrderPayload,
-    description: 'Admin: collect the money of a CONFIRMED order (PAYMENT_CAPTURE=manual; with on_confirm the reconciler does it). Recorded once; safe to retry.',
+    description:
+      'Admin: collect the money of a CONFIRMED order (PAYMENT_CAPTURE=manual; with on_confirm the reconciler does it). Recorded once; safe to retry.',
     args: { input: t.arg({ type: CaptureOrderInput, required: true }) },
     resolve: (_root, { input }, ctx) => r.captureOrder(ctx, input),
   }),

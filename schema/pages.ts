@@ -21,14 +21,20 @@ const ProductEdge = builder.objectRef<{ node: ProductNode; cursor: string }>('Pr
 });
 const ProductConnection = builder.objectRef<Page<ProductNode>>('ProductConnection').implement({
   description: 'A page of products with their availability.',
-  fields: (t) => ({ edges: t.field({ type: [ProductEdge], resolve: (c) => c.edges }), pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }) }),
+  fields: (t) => ({
+    edges: t.field({ type: [ProductEdge], resolve: (c) => c.edges }),
+    pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
+  }),
 });
 const OrderEdge = builder.objectRef<{ node: OrderRecord; cursor: string }>('OrderEdge').implement({
   fields: (t) => ({ node: t.field({ type: Order, resolve: (e) => e.node }), cursor: t.exposeString('cursor', {}) }),
 });
 const OrderConnection = builder.objectRef<Page<OrderRecord>>('OrderConnection').implement({
   description: 'A page of orders, newest first.',
-  fields: (t) => ({ edges: t.field({ type: [OrderEdge], resolve: (c) => c.edges }), pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }) }),
+  fields: (t) => ({
+    edges: t.field({ type: [OrderEdge], resolve: (c) => c.edges }),
+    pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
+  }),
 });
 
 builder.queryFields((t) => ({
@@ -40,13 +46,15 @@ builder.queryFields((t) => ({
   }),
   orders: t.field({
     type: OrderConnection,
-    description: "Orders newest first: a storefront key sees its own client's, an admin key every client's. `first`: 1 to 100 (default 20).",
+    description:
+      "Orders newest first: a storefront key sees its own client's, an admin key every client's. `first`: 1 to 100 (default 20).",
     args: {
       customerId: t.arg.id({ required: false }),
       status: t.arg({ type: OrderStatus, required: false }),
       first: t.arg.int({ required: false }),
       after: t.arg.string({ required: false }),
     },
-    resolve: (_root, args, ctx) => r.orders(ctx, { ...args, customerId: args.customerId == null ? null : String(args.customerId) }),
+    resolve: (_root, args, ctx) =>
+      r.orders(ctx, { ...args, customerId: args.customerId == null ? null : String(args.customerId) }),
   }),
 }));

@@ -21,16 +21,28 @@ const SetPurchaseLimitInput = builder.inputType('SetPurchaseLimitInput', {
     sku: t.string({ required: true, description: 'The product.' }),
     limit: t.int({
       required: false,
-      description: 'At least 1; null or absent removes the limit. Lowering it below what a customer already holds refuses their next order, never a release.',
+      description:
+        'At least 1; null or absent removes the limit. Lowering it below what a customer already holds refuses their next order, never a release.',
     }),
   }),
 });
-const SetPurchaseLimitPayload = builder.objectRef<Awaited<ReturnType<typeof r.setPurchaseLimit>>>('SetPurchaseLimitPayload').implement({
-  fields: (t) => ({
-    product: t.field({ type: Product, nullable: true, description: 'The product with its new limit; null when refused.', resolve: (p) => p.product }),
-    userErrors: t.field({ type: [UserError], description: 'INVALID_INPUT (limit below 1), UNKNOWN_SKU.', resolve: (p) => p.userErrors }),
-  }),
-});
+const SetPurchaseLimitPayload = builder
+  .objectRef<Awaited<ReturnType<typeof r.setPurchaseLimit>>>('SetPurchaseLimitPayload')
+  .implement({
+    fields: (t) => ({
+      product: t.field({
+        type: Product,
+        nullable: true,
+        description: 'The product with its new limit; null when refused.',
+        resolve: (p) => p.product,
+      }),
+      userErrors: t.field({
+        type: [UserError],
+        description: 'INVALID_INPUT (limit below 1), UNKNOWN_SKU.',
+        resolve: (p) => p.userErrors,
+      }),
+    }),
+  });
 
 builder.mutationField('setPurchaseLimit', (t) =>
   t.field({

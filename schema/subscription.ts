@@ -18,11 +18,14 @@ builder.subscriptionFields((t) => ({
   orderStatusChanged: t.field({
     type: Order,
     description:
-      'Every change of one of your orders (placed, released, expired, paid...). Another client\'s order never sends ' +
+      "Every change of one of your orders (placed, released, expired, paid...). Another client's order never sends " +
       'anything. The order is as read when the change was relayed; drop an event whose updatedAt is older than one you have.',
     args: {
       orderId: t.arg.id({ required: true, description: 'The order to watch.' }),
-      token: t.arg.string({ required: false, description: "The order's token (PlaceOrderPayload.orderToken): required with a public key." }),
+      token: t.arg.string({
+        required: false,
+        description: "The order's token (PlaceOrderPayload.orderToken): required with a public key.",
+      }),
     },
     subscribe: (_root, args, ctx) => r.orderStatusChanged(ctx, args.orderId, args.token),
     resolve: r.orderFromEvent,

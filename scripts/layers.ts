@@ -19,7 +19,8 @@ export function readFloors(architectureMd: string): string[][] {
     .map((l) => l.split(/\s+/).map((f) => f.replace(/\/$/, '')));
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /** Every relative module a source file imports (type-only imports included: they are arrows too). */
 export function importsOf(source: string): string[] {
@@ -49,9 +50,16 @@ export function checkLayers(files: Map<string, string>, floors: string[][]): Vio
       const to = top(target);
       if (to === from) continue;
       const toFloor = floorOf.get(to);
-      if (toFloor === undefined) out.push({ file, imports: target, why: `${to}/ is not part of the product (only test/ and bench/ may use it)` });
-      else if (toFloor < fromFloor) out.push({ file, imports: target, why: `${from}/ may not import ${to}/: it is a floor above` });
-      else if (toFloor === fromFloor) out.push({ file, imports: target, why: `${from}/ and ${to}/ share a floor and may not import each other` });
+      if (toFloor === undefined)
+        out.push({
+          file,
+          imports: target,
+          why: `${to}/ is not part of the product (only test/ and bench/ may use it)`,
+        });
+      else if (toFloor < fromFloor)
+        out.push({ file, imports: target, why: `${from}/ may not import ${to}/: it is a floor above` });
+      else if (toFloor === fromFloor)
+        out.push({ file, imports: target, why: `${from}/ and ${to}/ share a floor and may not import each other` });
     }
   }
   return out;
@@ -78,6 +86,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const floors = readFloors(readFileSync(path.join(root, 'docs/architecture.md'), 'utf8'));
   const violations = checkLayers(readProduct(root, floors), floors);
   for (const v of violations) console.error(`${v.file} -> ${v.imports}: ${v.why}`);
-  console.log(violations.length ? `${violations.length} import(s) break the layers of docs/architecture.md` : `layers ok: ${floors.map((f) => f.join(' ')).join(' > ')}`);
+  console.log(
+    violations.length
+      ? `${violations.length} import(s) break the layers of docs/architecture.md`
+      : `layers ok: ${floors.map((f) => f.join(' ')).join(' > ')}`,
+  );
   process.exit(violations.length ? 1 : 0);
 }

@@ -35,12 +35,16 @@ type StaticProduct = Omit<Product, 'availability'>;
  * Filled on read (read-through) and updated from relay events. Any Redis failure is a miss-like fallback: the caller
  * reads PostgreSQL, `lastunit_availability_cache_reads_total{result="fallback"}` counts it.
  */
-export function createAvailabilityCache(redis: RedisClients, opts: { ttlSeconds: number; metrics: Metrics; logger: Logger }): ProductCache {
+export function createAvailabilityCache(
+  redis: RedisClients,
+  opts: { ttlSeconds: number; metrics: Metrics; logger: Logger },
+): ProductCache {
   const { command: r, prefix } = redis;
   const ttl = opts.ttlSeconds;
   const availKey = (sku: string) => `${prefix}avail:${sku}`;
   const productKey = (sku: string) => `${prefix}product:${sku}`;
-  const setIfNewer = (a: { sku: string; version: number }, json: string) => r.eval(SET_IF_NEWER, 1, availKey(a.sku), a.version, json, ttl);
+  const setIfNewer = (a: { sku: string; version: number }, json: string) =>
+    r.eval(SET_IF_NEWER, 1, availKey(a.sku), a.version, json, ttl);
   const fallback = () => opts.metrics.cacheReads.inc({ result: 'fallback' });
 
   return {
@@ -60,7 +64,10 @@ export function createAvailabilityCache(redis: RedisClients, opts: { ttlSeconds:
           if (e1 || e2) throw e1 ?? e2;
           if (typeof avail !== 'string' || typeof product !== 'string') return;
           const a = JSON.parse(avail) as Availability & { updatedAt: string };
-          out.set(sku, { ...(JSON.parse(product) as StaticProduct), availability: { ...a, updatedAt: new Date(a.updatedAt) } });
+          out.set(sku, {
+            ...(JSON.parse(product) as StaticProduct),
+            availability: { ...a, updatedAt: new Date(a.updatedAt) },
+          });
         });
         opts.metrics.cacheReads.inc({ result: 'hit' }, out.size);
         opts.metrics.cacheReads.inc({ result: 'miss' }, skus.length - out.size);
@@ -94,7 +101,13 @@ export function createAvailabilityCache(redis: RedisClients, opts: { ttlSeconds:
 
     async applyAvailability(e) {
       if (!redis.isUp()) return;
-      const a = { sku: e.sku, available: e.available, soldOut: e.soldOut, version: Number(e.version), updatedAt: e.updatedAt };
+      const a = {
+        sku: e.sku,
+        available: e.available,
+        soldOut: e.soldOut,
+        version: Number(e.version),
+        updatedAt: e.updatedAt,
+      };
       await setIfNewer(a, JSON.stringify(a)).catch(() => {});
     },
   };

@@ -49,10 +49,13 @@ export function availabilityKey(result: ExecutionResult, args: ExecutionArgs): s
   if (!a) return undefined;
   if (typeof a.sku === 'string') return `availability:${a.sku}`;
   const op = getOperationAST(args.document, args.operationName);
-  const field = op?.selectionSet.selections.find((s): s is FieldNode => s.kind === Kind.FIELD && s.name.value === 'availabilityChanged');
+  const field = op?.selectionSet.selections.find(
+    (s): s is FieldNode => s.kind === Kind.FIELD && s.name.value === 'availabilityChanged',
+  );
   const arg = field?.arguments?.find((x) => x.name.value === 'skus')?.value;
   let skus: unknown;
-  if (arg?.kind === Kind.VARIABLE) skus = (args.variableValues as Record<string, unknown> | undefined)?.[arg.name.value];
+  if (arg?.kind === Kind.VARIABLE)
+    skus = (args.variableValues as Record<string, unknown> | undefined)?.[arg.name.value];
   else if (arg?.kind === Kind.LIST) skus = arg.values.map((v) => (v.kind === Kind.STRING ? v.value : null));
   else if (arg?.kind === Kind.STRING) skus = [arg.value];
   if (typeof skus === 'string') skus = [skus];
@@ -118,7 +121,10 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
     else sockets.delete(owner);
   };
 
-  const disposable = useServer<Record<string, unknown> | undefined, Extra & { request: IncomingMessage; socket: WebSocket }>(
+  const disposable = useServer<
+    Record<string, unknown> | undefined,
+    Extra & { request: IncomingMessage; socket: WebSocket }
+  >(
     {
       isProd: opts.isProd,
       onNext: encoder.onNext,
@@ -143,7 +149,10 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
         const owner = perIp ? `ip:${ip ?? 'unknown'}` : `client:${caller.clientId}`;
         const max = perIp ? opts.maxSocketsPerIp : opts.maxSocketsPerClient;
         if ((sockets.get(owner) ?? 0) >= max) {
-          ctx.extra.socket.close(TOO_MANY, perIp ? 'Too many sockets from this address' : 'Too many sockets for this API client');
+          ctx.extra.socket.close(
+            TOO_MANY,
+            perIp ? 'Too many sockets from this address' : 'Too many sockets for this API client',
+          );
           return false;
         }
         sockets.set(owner, (sockets.get(owner) ?? 0) + 1);
@@ -160,12 +169,19 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
       onSubscribe: async (ctx, _id, params) => {
         // graphql-ws has already registered this id, so the count includes it
         if (Object.keys(ctx.subscriptions).length > maxSubscriptions)
-          return refusal('TOO_MANY_SUBSCRIPTIONS', `at most ${maxSubscriptions} subscriptions per socket; complete one or open another socket`);
+          return refusal(
+            'TOO_MANY_SUBSCRIPTIONS',
+            `at most ${maxSubscriptions} subscriptions per socket; complete one or open another socket`,
+          );
         const admitted = ctx.extra.caller && (await opts.admit?.(ctx.extra.caller));
         if (admitted && !admitted.allowed)
-          return refusal('RATE_LIMITED', `rate limit of ${admitted.limit} requests per ${admitted.windowSeconds}s exceeded for this API key`, {
-            retryAfterSeconds: admitted.resetSeconds,
-          });
+          return refusal(
+            'RATE_LIMITED',
+            `rate limit of ${admitted.limit} requests per ${admitted.windowSeconds}s exceeded for this API key`,
+            {
+              retryAfterSeconds: admitted.resetSeconds,
+            },
+          );
         const { schema, execute, subscribe, contextFactory, parse, validate } = opts.yoga.getEnveloped({
           req: ctx.extra.request,
           socket: ctx.extra.socket,
@@ -181,7 +197,10 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
         }
         const operation = getOperationAST(document, params.operationName)?.operation;
         if (operation !== 'subscription')
-          return refusal('SUBSCRIPTIONS_ONLY', 'only subscriptions are served over graphql-ws: send queries and mutations to POST /graphql');
+          return refusal(
+            'SUBSCRIPTIONS_ONLY',
+            'only subscriptions are served over graphql-ws: send queries and mutations to POST /graphql',
+          );
         const errors = validate(schema, document);
         if (errors.length) return errors;
         const args: ExecutionArgs = {
@@ -192,7 +211,15 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
         };
-        shareKeys.set(args, JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null, ctx.extra.caller?.clientId]));
+        shareKeys.set(
+          args,
+          JSON.stringify([
+            params.query,
+            params.operationName ?? null,
+            params.variables ?? null,
+            ctx.extra.caller?.clientId,
+          ]),
+        );
         return args;
       },
     },

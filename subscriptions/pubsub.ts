@@ -64,10 +64,12 @@ export function createLivePubSub(opts: { redis?: RedisClients; prefix?: string }
       for (const e of events) pipe.publish(topicOf(e.topic, e.key), JSON.stringify(e.event));
       const results = (await pipe.exec()) ?? [];
       const failed = results.find(([err]) => err);
-      if (failed || results.length !== events.length) throw failed?.[0] ?? new Error('redis pipeline returned no results');
+      if (failed || results.length !== events.length)
+        throw failed?.[0] ?? new Error('redis pipeline returned no results');
     },
     subscribe: <T extends Topic>(topic: T, key: string) => fanout.stream<Topics[T]>([topicOf(topic, key)]),
-    subscribeMany: <T extends Topic>(topic: T, keys: string[]) => fanout.stream<Topics[T]>([...new Set(keys)].map((k) => topicOf(topic, k))),
+    subscribeMany: <T extends Topic>(topic: T, keys: string[]) =>
+      fanout.stream<Topics[T]>([...new Set(keys)].map((k) => topicOf(topic, k))),
     stats: () => ({ ...fanout.stats(), unacknowledged: source?.unacknowledged() ?? 0 }),
   };
 }

@@ -20,7 +20,10 @@ export const TOPICS_PER_COMMAND = 1_000;
  * connection queues commands until Redis is back, and ioredis re-subscribes every topic after a reconnect).
  * @example const source = redisTopicSource(redis.subscriber); const fanout = topicFanout(source)
  */
-export function redisTopicSource(client: SubscriberClient, perCommand = TOPICS_PER_COMMAND): TopicSource & { unacknowledged(): number } {
+export function redisTopicSource(
+  client: SubscriberClient,
+  perCommand = TOPICS_PER_COMMAND,
+): TopicSource & { unacknowledged(): number } {
   // net change of this turn per topic: true = to SUBSCRIBE, false = to UNSUBSCRIBE. The fan-out alternates listen
   // and unlisten for a topic (first subscriber, last one gone), so a second change cancels the first.
   const changes = new Map<string, boolean>();

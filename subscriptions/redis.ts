@@ -45,7 +45,10 @@ export function connectRedis(url: string, prefix: string, logger: Logger, metric
     metrics.redisUp.set(0);
     if (!loggedDown) {
       loggedDown = true;
-      logger.warn({ redis: 'down', err }, 'redis unavailable: reads fall back to PostgreSQL, live events wait; retrying');
+      logger.warn(
+        { redis: 'down', err },
+        'redis unavailable: reads fall back to PostgreSQL, live events wait; retrying',
+      );
     }
   };
   command.on('error', down);

@@ -43,7 +43,11 @@ export async function relayOnce(deps: RelayDeps): Promise<number> {
       if (deps.cache) {
         // the cache follows the events it has seen; a failure here only shortens its life to the TTL
         const cache = deps.cache;
-        await Promise.all(events.map((e) => (e.message?.topic === 'availability' ? cache.applyAvailability(e.message.event) : undefined)));
+        await Promise.all(
+          events.map((e) =>
+            e.message?.topic === 'availability' ? cache.applyAvailability(e.message.event) : undefined,
+          ),
+        );
       }
     });
     total += n;

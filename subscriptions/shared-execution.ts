@@ -1,6 +1,8 @@
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 
-type Subscribe = (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult> | AsyncIterable<ExecutionResult> | ExecutionResult;
+type Subscribe = (
+  args: ExecutionArgs,
+) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult> | AsyncIterable<ExecutionResult> | ExecutionResult;
 type Group = {
   members: Set<{ push: (r: ExecutionResult) => unknown; end: () => void }>;
   iterator?: AsyncIterator<ExecutionResult>;
@@ -9,7 +11,8 @@ type Group = {
   closed: boolean;
 };
 
-const isAsyncIterable = (x: unknown): x is AsyncIterable<ExecutionResult> => typeof (x as any)?.[Symbol.asyncIterator] === 'function';
+const isAsyncIterable = (x: unknown): x is AsyncIterable<ExecutionResult> =>
+  typeof (x as any)?.[Symbol.asyncIterator] === 'function';
 
 /**
  * A result's conflation key, given the operation it came from: results with the same key replace each other while a
@@ -25,7 +28,10 @@ export const MAX_PENDING = 1024;
  * the same key, in its place: a subscriber that is behind gets the newest state, never a backlog of stale ones. A
  * result without a key (an order's status change) is never dropped: it waits its turn, up to MAX_PENDING results.
  */
-export function conflatingQueue(conflateKey: ((result: ExecutionResult) => string | undefined) | undefined, onDone: () => void) {
+export function conflatingQueue(
+  conflateKey: ((result: ExecutionResult) => string | undefined) | undefined,
+  onDone: () => void,
+) {
   const pending: { key: string | undefined; value: ExecutionResult }[] = [];
   let ended = false;
   let finished = false;

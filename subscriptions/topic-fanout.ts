@@ -51,7 +51,10 @@ export function topicFanout(source?: TopicSource, maxPending = 1_000) {
         const sink: Sink = (event) => {
           if (pending >= maxPending) return stop(new Error(`subscriber fell ${maxPending} events behind; resubscribe`));
           pending++;
-          push(event as T).then(() => pending--, () => pending--);
+          push(event as T).then(
+            () => pending--,
+            () => pending--,
+          );
         };
         streams++;
         for (const t of topics) add(t, sink);

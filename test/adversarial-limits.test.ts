@@ -7,7 +7,11 @@ import { auditLedger, fingerprint } from './support/ledger.js';
 import { buyerRateLimit } from '../app/buyer-rate-limit.js';
 import { memoryRateLimitStore } from '../app/rate-limit.js';
 
-const K = { shop: 'adv_limits_storefront_key_1', shopRotated: 'adv_limits_storefront_key_2', web: 'adv_limits_public_key_1234' };
+const K = {
+  shop: 'adv_limits_storefront_key_1',
+  shopRotated: 'adv_limits_storefront_key_2',
+  web: 'adv_limits_public_key_1234',
+};
 const t = await startTestApp({
   keys: [
     { role: 'storefront', client: 'shop', key: K.shop },
@@ -24,15 +28,32 @@ const stocked: Record<string, number> = {};
 async function limited(sku: string, stock: number, limit: number) {
   await t.product(sku, stock);
   stocked[sku] = stock;
-  expect((await t.gql(`mutation { setPurchaseLimit(input: { sku: "${sku}", limit: ${limit} }) { userErrors { code } } }`, {}, KEYS.admin)).body.data.setPurchaseLimit.userErrors).toEqual([]);
+  expect(
+    (
+      await t.gql(
+        `mutation { setPurchaseLimit(input: { sku: "${sku}", limit: ${limit} }) { userErrors { code } } }`,
+        {},
+        KEYS.admin,
+      )
+    ).body.data.setPurchaseLimit.userErrors,
+  ).toEqual([]);
 }
 let n = 0;
 const PLACE = `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { id status } userErrors { code } } }`;
 async function place(key: string, customerId: string, sku: string, opts: { ip?: string; buyerToken?: string } = {}) {
   const res = await t.app.request('/graphql', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...(opts.ip ? { 'x-test-ip': opts.ip } : {}) },
-    body: JSON.stringify({ query: PLACE, variables: { i: { idempotencyKey: `adv-l-${++n}`, customerId, lines: [{ sku, quantity: 1 }], buyerToken: opts.buyerToken } } }),
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${key}`,
+      ...(opts.ip ? { 'x-test-ip': opts.ip } : {}),
+    },
+    body: JSON.stringify({
+      query: PLACE,
+      variables: {
+        i: { idempotencyKey: `adv-l-${++n}`, customerId, lines: [{ sku, quantity: 1 }], buyerToken: opts.buyerToken },
+      },
+    }),
   });
   const body = (await res.json()) as any;
   if (res.status === 429) return 'RATE_LIMITED';
@@ -44,11 +65,14 @@ const held = async (sku: string) => (await t.inventory(sku)).reserved;
 describe('limits through several keys and addresses', () => {
   it('one customer through two storefront keys of one client and a public key with its buyer token from 8 addresses: the limit holds', async () => {
     await limited('ADV-L1', 100, 2);
-    const token = (await t.gql(`mutation { createBuyerToken(input: { customerId: "vip" }) { token } }`, {}, K.shop)).body.data.createBuyerToken.token;
+    const token = (await t.gql(`mutation { createBuyerToken(input: { customerId: "vip" }) { token } }`, {}, K.shop))
+      .body.data.createBuyerToken.token;
     const outcomes = await Promise.all([
       ...Array.from({ length: 4 }, () => place(K.shop, 'vip', 'ADV-L1')),
       ...Array.from({ length: 4 }, () => place(K.shopRotated, 'vip', 'ADV-L1')),
-      ...Array.from({ length: 8 }, (_, i) => place(K.web, 'vip', 'ADV-L1', { ip: `192.0.2.${i + 1}`, buyerToken: token })),
+      ...Array.from({ length: 8 }, (_, i) =>
+        place(K.web, 'vip', 'ADV-L1', { ip: `192.0.2.${i + 1}`, buyerToken: token }),
+      ),
     ]);
     expect(outcomes.filter((o) => o === 'RESERVED')).toHaveLength(2);
     expect(outcomes.every((o) => ['RESERVED', 'PURCHASE_LIMIT', 'HOLD_LIMIT', 'RATE_LIMITED'].includes(o))).toBe(true);
@@ -59,11 +83,20 @@ describe('limits through several keys and addresses', () => {
   it('a scalper inventing customer ids from 5 addresses holds at most the limit per address, and nothing more with a forged token', async () => {
     await limited('ADV-L2', 100, 1);
     const outcomes = await Promise.all(
-      Array.from({ length: 5 }, (_, a) => Array.from({ length: 6 }, (_, i) => place(K.web, `anon-${a}-${i}`, 'ADV-L2', { ip: `198.51.100.${a + 1}` }))).flat(),
+      Array.from({ length: 5 }, (_, a) =>
+        Array.from({ length: 6 }, (_, i) => place(K.web, `anon-${a}-${i}`, 'ADV-L2', { ip: `198.51.100.${a + 1}` })),
+      ).flat(),
     );
     expect(outcomes.filter((o) => o === 'RESERVED')).toHaveLength(5);
     const before = await fingerprint(t.db);
-    const forged = await Promise.all(Array.from({ length: 5 }, (_, i) => place(K.web, `anon-x-${i}`, 'ADV-L2', { ip: '198.51.100.1', buyerToken: `bt_${Buffer.from(JSON.stringify({ c: 'shop', u: `anon-x-${i}`, x: 9e9 })).toString('base64url')}.${'A'.repeat(43)}` })));
+    const forged = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        place(K.web, `anon-x-${i}`, 'ADV-L2', {
+          ip: '198.51.100.1',
+          buyerToken: `bt_${Buffer.from(JSON.stringify({ c: 'shop', u: `anon-x-${i}`, x: 9e9 })).toString('base64url')}.${'A'.repeat(43)}`,
+        }),
+      ),
+    );
     expect(forged).toEqual(Array(5).fill('INVALID_INPUT'));
     expect(await fingerprint(t.db)).toEqual(before);
     expect(await held('ADV-L2')).toBe(5);

@@ -22,7 +22,7 @@ await (async () => {
 })();
 
 describe('API keys that name their client (role:client:key)', () => {
-  it('keeps a client\'s orders and idempotency keys across a key rotation', async () => {
+  it("keeps a client's orders and idempotency keys across a key rotation", async () => {
     const input = { idempotencyKey: 'tap-rot-1', customerId: 'cust-9', lines: [{ sku: 'ROT-1', quantity: 2 }] };
     const first = await t.placeOrder(input, OLD);
     expect(first.order!.status).toBe('RESERVED');
@@ -30,16 +30,27 @@ describe('API keys that name their client (role:client:key)', () => {
     const retry = await t.placeOrder(input, NEW);
     expect(retry).toMatchObject({ replayed: true, order: { id: first.order!.id } });
     const q = `query($id: ID!) { order(id: $id) { id status } }`;
-    expect((await t.gql(q, { id: first.order!.id }, NEW)).body.data.order).toEqual({ id: first.order!.id, status: 'RESERVED' });
+    expect((await t.gql(q, { id: first.order!.id }, NEW)).body.data.order).toEqual({
+      id: first.order!.id,
+      status: 'RESERVED',
+    });
     expect((await t.release(first.order!.id, NEW)).order!.status).toBe('CANCELLED');
     expect((await t.inventory('ROT-1')).available).toBe(5);
   });
 
   it('keeps clients apart: another client sees nothing of them', async () => {
-    const { order } = await t.placeOrder({ idempotencyKey: 'tap-rot-2', customerId: 'cust-9', lines: [{ sku: 'ROT-1', quantity: 1 }] }, OLD);
-    expect((await t.gql(`query($id: ID!) { order(id: $id) { id } }`, { id: order!.id }, OTHER)).body.data.order).toBeNull();
+    const { order } = await t.placeOrder(
+      { idempotencyKey: 'tap-rot-2', customerId: 'cust-9', lines: [{ sku: 'ROT-1', quantity: 1 }] },
+      OLD,
+    );
+    expect(
+      (await t.gql(`query($id: ID!) { order(id: $id) { id } }`, { id: order!.id }, OTHER)).body.data.order,
+    ).toBeNull();
     // the same key string under another client is another request scope: a new order, not a replay
-    const theirs = await t.placeOrder({ idempotencyKey: 'tap-rot-2', customerId: 'cust-9', lines: [{ sku: 'ROT-1', quantity: 1 }] }, OTHER);
+    const theirs = await t.placeOrder(
+      { idempotencyKey: 'tap-rot-2', customerId: 'cust-9', lines: [{ sku: 'ROT-1', quantity: 1 }] },
+      OTHER,
+    );
     expect(theirs.replayed).toBe(false);
     expect(theirs.order!.id).not.toBe(order!.id);
   });

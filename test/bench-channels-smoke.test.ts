@@ -11,8 +11,19 @@ describe('bench:channels (smoke)', () => {
   it('runs the three ways on the same traffic and keeps the account', async () => {
     const lines: string[] = [];
     const outDir = path.join(os.tmpdir(), `lastunit-bench-channels-${process.pid}`);
-    const r = await runChannelsBench({ adminUrl: inject('pgAdminUrl'), dayMinutes: 120, msPerMinute: 20, skus: 2, unitsPerSku: 6, outDir, log: (l) => lines.push(l) });
-    expect(r.modes.flatMap((m) => m.problems), lines.join('\n')).toEqual([]);
+    const r = await runChannelsBench({
+      adminUrl: inject('pgAdminUrl'),
+      dayMinutes: 120,
+      msPerMinute: 20,
+      skus: 2,
+      unitsPerSku: 6,
+      outDir,
+      log: (l) => lines.push(l),
+    });
+    expect(
+      r.modes.flatMap((m) => m.problems),
+      lines.join('\n'),
+    ).toEqual([]);
     expect(r.ok).toBe(true);
     expect(r.modes.map((m) => m.id)).toEqual(['sync-15min', 'immediate', 'immediate+buf2']);
     for (const m of r.modes) {

@@ -12,29 +12,35 @@ import { ROOT } from '../kit/root.js';
 const OUT = path.join(ROOT, 'bench', 'results', 'latest.json');
 const SVG = OUT.replace(/\.json$/, '.svg');
 const UNITS = 20;
-const gitStatus = () => execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' });
+const gitStatus = () =>
+  execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' });
 
 describe('bench (smoke)', () => {
   it('sells exactly the units with no oversell or duplicate, measures the ceiling, writes its files under bench/results/ only', async () => {
     const before = gitStatus();
     const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = execFile('npm', ['run', '-s', 'bench'], {
-        cwd: ROOT,
-        timeout: 170_000,
-        maxBuffer: 16 * 1024 * 1024,
-        env: {
-          ...process.env,
-          DATABASE_URL: inject('pgAdminUrl'),
-          BENCH_BUYERS: '150',
-          BENCH_UNITS: String(UNITS),
-          BENCH_CONCURRENCY: '16',
-          BENCH_DURATION_S: '1',
-          BENCH_CHART_CLIENTS: '1',
-          BENCH_CHART_DURATION_S: '1',
-          BENCH_SUBSCRIBERS: '20',
-          BENCH_SALES: '5',
+      const child = execFile(
+        'npm',
+        ['run', '-s', 'bench'],
+        {
+          cwd: ROOT,
+          timeout: 170_000,
+          maxBuffer: 16 * 1024 * 1024,
+          env: {
+            ...process.env,
+            DATABASE_URL: inject('pgAdminUrl'),
+            BENCH_BUYERS: '150',
+            BENCH_UNITS: String(UNITS),
+            BENCH_CONCURRENCY: '16',
+            BENCH_DURATION_S: '1',
+            BENCH_CHART_CLIENTS: '1',
+            BENCH_CHART_DURATION_S: '1',
+            BENCH_SUBSCRIBERS: '20',
+            BENCH_SALES: '5',
+          },
         },
-      }, (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}${stderr}` }));
+        (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}${stderr}` }),
+      );
     });
     expect(run.code, run.out).toBe(0);
     expect(gitStatus()).toBe(before); // docs/bench.svg only with --update-docs
@@ -65,23 +71,51 @@ describe('bench (smoke)', () => {
 
     // the four ratios, each from figures of this run
     expect(r.ceiling.via).toBe(pgbenchVersion() ? 'pgbench' : 'pg');
-    expect(r.ratios.hotVsCeiling).toMatchObject({ lastunitClaimsPerS: hot.claimsPerS, ceilingClaimsPerS: by('ceiling-hot').claimsPerS, clients: 16 });
-    for (const k of ['hotVsCeiling', 'soldOutVsTrivial', 'trivialVsBareYoga', 'fanoutFreshness'] as const) expect(r.ratios[k].ratio, k).toBeGreaterThan(0);
+    expect(r.ratios.hotVsCeiling).toMatchObject({
+      lastunitClaimsPerS: hot.claimsPerS,
+      ceilingClaimsPerS: by('ceiling-hot').claimsPerS,
+      clients: 16,
+    });
+    for (const k of ['hotVsCeiling', 'soldOutVsTrivial', 'trivialVsBareYoga', 'fanoutFreshness'] as const)
+      expect(r.ratios[k].ratio, k).toBeGreaterThan(0);
     expect(r.cheap.soldOut.requestsPerS).toBeGreaterThan(0);
     expect(r.fanout).toMatchObject({ subscribers: 20, sales: 5, sold: 5, fresh: 20 });
     expect(r.byClients.map((c) => c.clients)).toEqual([1, 16]);
-    for (const c of r.byClients) for (const e of ['lastunit', 'ceiling', 'naive'] as const) expect(c[e].claimsPerS, `${c.clients} ${e}`).toBeGreaterThan(0);
+    for (const c of r.byClients)
+      for (const e of ['lastunit', 'ceiling', 'naive'] as const)
+        expect(c[e].claimsPerS, `${c.clients} ${e}`).toBeGreaterThan(0);
     const svg = await readFile(SVG, 'utf8');
     expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
     expect(svg).toContain('claims per second');
     expect(run.out).toMatch(/ceiling runs through/);
     expect(run.out).toMatch(/RATIOS/);
 
-    expect(r).toMatchObject({ version: 1, ok: true, params: { buyers: 150, units: UNITS, concurrency: 16, durationS: 1 } });
+    expect(r).toMatchObject({
+      version: 1,
+      ok: true,
+      params: { buyers: 150, units: UNITS, concurrency: 16, durationS: 1 },
+    });
     expect(r.environment.postgres).toBeTruthy();
-    expect(r.scenarios.map((s) => s.id)).toEqual(['lastunit-flash', 'lastunit-hot', 'ceiling-hot', 'naive-hot', 'ceiling-flash', 'naive-flash']);
+    expect(r.scenarios.map((s) => s.id)).toEqual([
+      'lastunit-flash',
+      'lastunit-hot',
+      'ceiling-hot',
+      'naive-hot',
+      'ceiling-flash',
+      'naive-flash',
+    ]);
     for (const s of r.scenarios) {
-      for (const field of ['sent', 'sold', 'oversold', 'errors', 'claimsPerS', 'requestsPerS', 'p50Ms', 'p99Ms', 'ratioToCeiling'] as const) {
+      for (const field of [
+        'sent',
+        'sold',
+        'oversold',
+        'errors',
+        'claimsPerS',
+        'requestsPerS',
+        'p50Ms',
+        'p99Ms',
+        'ratioToCeiling',
+      ] as const) {
         expect(s[field], `${s.id}.${field}`).toEqual(expect.any(Number));
       }
       expect(s).toHaveProperty('duplicates');

@@ -10,11 +10,19 @@ import { signSandbox } from '../channels/sign.js';
 const t = await startChannelsApp();
 const ORDER = `status channel rejection { code sku } lines { sku quantity } total { amount currencyCode }`;
 const channelOrder = async (channelId: string, externalOrderId: string) =>
-  (await t.admin(`query($id: ID!, $x: String!) { channel(id: $id) { order(externalOrderId: $x) { ${ORDER} } } }`, { id: channelId, x: externalOrderId })).channel.order;
+  (
+    await t.admin(`query($id: ID!, $x: String!) { channel(id: $id) { order(externalOrderId: $x) { ${ORDER} } } }`, {
+      id: channelId,
+      x: externalOrderId,
+    })
+  ).channel.order;
 /** POSTs a chunked body (no Content-Length) and never ends it: only an answer before the end resolves this. */
 function postOpenEnded(path: string, body: Buffer, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request(`${t.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers } });
+    const req = http.request(`${t.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers },
+    });
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -40,16 +48,31 @@ describe('channels (admin)', () => {
     const plain = await t.createChannel({ id: 'plain' });
     expect(plain.userErrors).toEqual([]);
     expect(plain.webhookSecret).toMatch(/^chsec_.{20,}/);
-    expect(plain.channel).toMatchObject({ id: 'plain', kind: 'SANDBOX', buffer: 0, maxListed: null, percent: 100, zeroAtOrBelow: 0, maxPushesPerSecond: 5 });
+    expect(plain.channel).toMatchObject({
+      id: 'plain',
+      kind: 'SANDBOX',
+      buffer: 0,
+      maxListed: null,
+      percent: 100,
+      zeroAtOrBelow: 0,
+      maxPushesPerSecond: 5,
+    });
     const ruled = await t.createChannel({ id: 'ruled', buffer: 2, percent: 50, maxListed: 2, zeroAtOrBelow: 0 });
     const zeroed = await t.createChannel({ id: 'zeroed', zeroAtOrBelow: 10 });
     const buffered = await t.createChannel({ id: 'buffered', buffer: 2 });
     expect([ruled, zeroed, buffered].map((c) => c.userErrors)).toEqual([[], [], []]);
     // available 10: plain 10; ruled min(2, floor(10*50/100)-2 = 3) = 2; zeroed 0 (10 <= 10); buffered 8
-    const desired = async () => Promise.all(['plain', 'ruled', 'zeroed', 'buffered'].map(async (c) => (await t.listings(c, ['CH-F']))[0]!.desiredQuantity));
+    const desired = async () =>
+      Promise.all(
+        ['plain', 'ruled', 'zeroed', 'buffered'].map(async (c) => (await t.listings(c, ['CH-F']))[0]!.desiredQuantity),
+      );
     expect(await desired()).toEqual([10, 2, 0, 8]);
     expect((await t.listings('plain', ['CH-F', 'NO-SUCH']))[1]).toBeNull();
-    expect((await t.listings('plain', ['CH-F']))[0]).toMatchObject({ pushedQuantity: null, pushedAt: null, pending: true });
+    expect((await t.listings('plain', ['CH-F']))[0]).toMatchObject({
+      pushedQuantity: null,
+      pushedAt: null,
+      pending: true,
+    });
 
     // a storefront claim recomputes every channel's figure in its own transaction
     const placed = await t.placeOrder({ idempotencyKey: 'ch-f-1', lines: [{ sku: 'CH-F', quantity: 7 }] });
@@ -69,19 +92,33 @@ describe('channels (admin)', () => {
     await t.product('CH-U', 6);
     await t.createChannel({ id: 'upd' });
     expect((await t.listings('upd', ['CH-U']))[0]!.desiredQuantity).toBe(6);
-    const d = await t.admin(`mutation($input: UpdateChannelInput!) { updateChannel(input: $input) { channel { buffer maxListed } userErrors { code field } } }`, { input: { id: 'upd', buffer: 1, maxListed: 4 } });
+    const d = await t.admin(
+      `mutation($input: UpdateChannelInput!) { updateChannel(input: $input) { channel { buffer maxListed } userErrors { code field } } }`,
+      { input: { id: 'upd', buffer: 1, maxListed: 4 } },
+    );
     expect(d.updateChannel).toEqual({ channel: { buffer: 1, maxListed: 4 }, userErrors: [] });
     expect((await t.listings('upd', ['CH-U']))[0]!.desiredQuantity).toBe(4);
-    const bad = await t.admin(`mutation($input: UpdateChannelInput!) { updateChannel(input: $input) { channel { id } userErrors { code field } } }`, { input: { id: 'upd', percent: 101 } });
-    expect(bad.updateChannel).toEqual({ channel: null, userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'percent'] }] });
-    const missing = await t.admin(`mutation($input: UpdateChannelInput!) { updateChannel(input: $input) { channel { id } userErrors { code } } }`, { input: { id: 'nope', buffer: 1 } });
+    const bad = await t.admin(
+      `mutation($input: UpdateChannelInput!) { updateChannel(input: $input) { channel { id } userErrors { code field } } }`,
+      { input: { id: 'upd', percent: 101 } },
+    );
+    expect(bad.updateChannel).toEqual({
+      channel: null,
+      userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'percent'] }],
+    });
+    const missing = await t.admin(
+      `mutation($input: UpdateChannelInput!) { updateChannel(input: $input) { channel { id } userErrors { code } } }`,
+      { input: { id: 'nope', buffer: 1 } },
+    );
     expect(missing.updateChannel.userErrors).toEqual([{ code: 'NOT_FOUND' }]);
     const dup = await t.createChannel({ id: 'upd' });
     expect(dup.userErrors[0]).toMatchObject({ code: 'INVALID_INPUT', field: ['input', 'id'] });
     expect(dup.webhookSecret).toBeNull();
     const badId = await t.createChannel({ id: 'Bad Id' });
     expect(badId.userErrors[0]).toMatchObject({ code: 'INVALID_INPUT', field: ['input', 'id'] });
-    expect((await t.db.query(`SELECT count(*)::int AS n FROM channels WHERE id IN ('upd', 'Bad Id')`)).rows[0].n).toBe(1);
+    expect((await t.db.query(`SELECT count(*)::int AS n FROM channels WHERE id IN ('upd', 'Bad Id')`)).rows[0].n).toBe(
+      1,
+    );
   });
 
   it('follows the first stock change after a rule change (the recomputed version does not hide it)', async () => {
@@ -93,7 +130,9 @@ describe('channels (admin)', () => {
     expect(d.updateChannel.userErrors).toEqual([]);
     expect(await desired()).toBe(8);
     // the next change of this SKU: 9 available, 7 listed (not the 8 of before the sale, which would overlist)
-    expect((await t.placeOrder({ idempotencyKey: 'ch-rv-1', lines: [{ sku: 'CH-RV', quantity: 1 }] })).order!.status).toBe('RESERVED');
+    expect(
+      (await t.placeOrder({ idempotencyKey: 'ch-rv-1', lines: [{ sku: 'CH-RV', quantity: 1 }] })).order!.status,
+    ).toBe('RESERVED');
     expect(await desired()).toBe(7);
     await t.restock('CH-RV', 3);
     expect(await desired()).toBe(10);
@@ -102,7 +141,11 @@ describe('channels (admin)', () => {
   it('needs an admin key', async () => {
     const r = await t.gql(`{ channels { id } }`, {}, KEYS.storefront);
     expect(r.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const m = await t.gql(`mutation { createChannel(input: {id: "x", name: "x", kind: SANDBOX, endpoint: "http://x"}) { webhookSecret } }`, {}, KEYS.storefront);
+    const m = await t.gql(
+      `mutation { createChannel(input: {id: "x", name: "x", kind: SANDBOX, endpoint: "http://x"}) { webhookSecret } }`,
+      {},
+      KEYS.storefront,
+    );
     expect(m.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   });
 });
@@ -111,12 +154,37 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
   it('answers 404 for an unknown channel and 400 with no effect for a bad signature', async () => {
     await t.product('CH-SIG', 3);
     const { webhookSecret } = await t.createChannel({ id: 'sig' });
-    expect((await t.sandboxEvent('nosuch', webhookSecret!, { eventId: 'e1', externalOrderId: 'o1', lines: [{ sku: 'CH-SIG', quantity: 1 }] })).status).toBe(404);
-    const bad = await t.sandboxEvent('sig', 'chsec_not_the_secret_at_all', { eventId: 'e1', externalOrderId: 'o1', lines: [{ sku: 'CH-SIG', quantity: 1 }] });
+    expect(
+      (
+        await t.sandboxEvent('nosuch', webhookSecret!, {
+          eventId: 'e1',
+          externalOrderId: 'o1',
+          lines: [{ sku: 'CH-SIG', quantity: 1 }],
+        })
+      ).status,
+    ).toBe(404);
+    const bad = await t.sandboxEvent('sig', 'chsec_not_the_secret_at_all', {
+      eventId: 'e1',
+      externalOrderId: 'o1',
+      lines: [{ sku: 'CH-SIG', quantity: 1 }],
+    });
     expect(bad.status).toBe(400);
-    const unsigned = await t.post('sig', JSON.stringify({ eventId: 'e1', type: 'order.created', externalOrderId: 'o1', lines: [{ sku: 'CH-SIG', quantity: 1 }] }), {});
+    const unsigned = await t.post(
+      'sig',
+      JSON.stringify({
+        eventId: 'e1',
+        type: 'order.created',
+        externalOrderId: 'o1',
+        lines: [{ sku: 'CH-SIG', quantity: 1 }],
+      }),
+      {},
+    );
     expect(unsigned.status).toBe(400);
-    const unknownSku = await t.sandboxEvent('sig', webhookSecret!, { eventId: 'e2', externalOrderId: 'o2', lines: [{ sku: 'NOPE', quantity: 1 }] });
+    const unknownSku = await t.sandboxEvent('sig', webhookSecret!, {
+      eventId: 'e2',
+      externalOrderId: 'o2',
+      lines: [{ sku: 'NOPE', quantity: 1 }],
+    });
     expect(unknownSku.status).toBe(422);
     expect(await t.inventory('CH-SIG')).toEqual({ available: 3, reserved: 0, sold: 0 });
     expect(await processed('channel:sig')).toBe(0);
@@ -130,7 +198,11 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
       { eventId: 'e2', externalOrderId: 'o\u0000', lines: [{ sku: 'CH-NUL', quantity: 1 }] },
     ]) {
       const r = await t.sandboxEvent('nul', webhookSecret!, e);
-      expect([r.status, r.body.received, r.body.error]).toEqual([422, false, expect.stringMatching(/^invalid input: a text value contains a NUL character/)]);
+      expect([r.status, r.body.received, r.body.error]).toEqual([
+        422,
+        false,
+        expect.stringMatching(/^invalid input: a text value contains a NUL character/),
+      ]);
     }
     expect(await t.inventory('CH-NUL')).toEqual({ available: 3, reserved: 0, sold: 0 });
     expect(await processed('channel:nul')).toBe(0);
@@ -142,7 +214,9 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
     const body = JSON.stringify({ eventId: 'big-1', type: 'order.created', externalOrderId: 'big-1', lines });
     expect(Buffer.byteLength(body)).toBeGreaterThan(262_144);
     // chunked, no Content-Length, and never ended: only the streaming count can refuse it
-    const r = await postOpenEnded(`/webhooks/channels/big`, Buffer.from(body), { [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, webhookSecret!) });
+    const r = await postOpenEnded(`/webhooks/channels/big`, Buffer.from(body), {
+      [SANDBOX_SIGNATURE_HEADER]: signSandbox(body, webhookSecret!),
+    });
     expect(r.status).toBe(413);
     expect(JSON.parse(r.body).errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
     expect(await processed('channel:big')).toBe(0);
@@ -157,10 +231,20 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
     expect(answers.map((a) => a.body.result).sort()).toEqual(['confirmed', ...Array(9).fill('duplicate')]);
     expect(await t.inventory('CH-ONCE')).toEqual({ available: 3, reserved: 0, sold: 2 });
     // the same marketplace order again under other event ids (Shopify's second subscription, an eBay re-send), concurrently
-    const again = await Promise.all(['evt-2', 'evt-3'].map((id) => t.sandboxEvent('once', webhookSecret!, { ...e, eventId: id })));
-    expect(again.map((a) => [a.status, a.body.result])).toEqual([[200, 'duplicate_order'], [200, 'duplicate_order']]);
+    const again = await Promise.all(
+      ['evt-2', 'evt-3'].map((id) => t.sandboxEvent('once', webhookSecret!, { ...e, eventId: id })),
+    );
+    expect(again.map((a) => [a.status, a.body.result])).toEqual([
+      [200, 'duplicate_order'],
+      [200, 'duplicate_order'],
+    ]);
     expect(await t.inventory('CH-ONCE')).toEqual({ available: 3, reserved: 0, sold: 2 });
-    expect(await channelOrder('once', 'ord-1')).toMatchObject({ status: 'CONFIRMED', channel: 'once', lines: [{ sku: 'CH-ONCE', quantity: 2 }], total: { amount: 2000 } });
+    expect(await channelOrder('once', 'ord-1')).toMatchObject({
+      status: 'CONFIRMED',
+      channel: 'once',
+      lines: [{ sku: 'CH-ONCE', quantity: 2 }],
+      total: { amount: 2000 },
+    });
     expect((await t.db.query(`SELECT count(*)::int AS n FROM orders WHERE channel_id = 'once'`)).rows[0].n).toBe(1);
     // the listings followed the marketplace order in its transaction
     expect((await t.listings('once', ['CH-ONCE']))[0]!.desiredQuantity).toBe(3);
@@ -169,33 +253,73 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
   it('records a CHANNEL_OVERSOLD incident (stock never negative) and restocks a cancellation once', async () => {
     await t.product('CH-OVER', 2);
     const { webhookSecret } = await t.createChannel({ id: 'over' });
-    const first = await t.sandboxEvent('over', webhookSecret!, { eventId: 'o-1', externalOrderId: 'A', lines: [{ sku: 'CH-OVER', quantity: 2 }] });
-    const second = await t.sandboxEvent('over', webhookSecret!, { eventId: 'o-2', externalOrderId: 'B', lines: [{ sku: 'CH-OVER', quantity: 1 }] });
+    const first = await t.sandboxEvent('over', webhookSecret!, {
+      eventId: 'o-1',
+      externalOrderId: 'A',
+      lines: [{ sku: 'CH-OVER', quantity: 2 }],
+    });
+    const second = await t.sandboxEvent('over', webhookSecret!, {
+      eventId: 'o-2',
+      externalOrderId: 'B',
+      lines: [{ sku: 'CH-OVER', quantity: 1 }],
+    });
     expect([first.body.result, second.body.result]).toEqual(['confirmed', 'oversold']);
     expect(await t.inventory('CH-OVER')).toEqual({ available: 0, reserved: 0, sold: 2 });
-    expect(await channelOrder('over', 'B')).toMatchObject({ status: 'REJECTED', channel: 'over', rejection: { code: 'CHANNEL_OVERSOLD', sku: 'CH-OVER' } });
+    expect(await channelOrder('over', 'B')).toMatchObject({
+      status: 'REJECTED',
+      channel: 'over',
+      rejection: { code: 'CHANNEL_OVERSOLD', sku: 'CH-OVER' },
+    });
     const o = await t.admin(`{ channel(id: "over") { oversells { externalOrderId sku cancelRequested } } }`);
     expect(o.channel.oversells).toEqual([{ externalOrderId: 'B', sku: 'CH-OVER', cancelRequested: false }]);
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM channel_incidents WHERE channel_id = 'over' AND cancel_state = 'PENDING'`);
+    const { rows } = await t.db.query(
+      `SELECT count(*)::int AS n FROM channel_incidents WHERE channel_id = 'over' AND cancel_state = 'PENDING'`,
+    );
     expect(rows[0].n).toBe(1);
     // a repeated oversold event records nothing more
-    expect((await t.sandboxEvent('over', webhookSecret!, { eventId: 'o-2', externalOrderId: 'B', lines: [{ sku: 'CH-OVER', quantity: 1 }] })).body.result).toBe('duplicate');
+    expect(
+      (
+        await t.sandboxEvent('over', webhookSecret!, {
+          eventId: 'o-2',
+          externalOrderId: 'B',
+          lines: [{ sku: 'CH-OVER', quantity: 1 }],
+        })
+      ).body.result,
+    ).toBe('duplicate');
 
     // order.cancelled for A, delivered twice under two event ids, concurrently: the units come back once
-    const cancels = await Promise.all(['c-1', 'c-2'].map((id) => t.sandboxEvent('over', webhookSecret!, { eventId: id, type: 'order.cancelled', externalOrderId: 'A' })));
+    const cancels = await Promise.all(
+      ['c-1', 'c-2'].map((id) =>
+        t.sandboxEvent('over', webhookSecret!, { eventId: id, type: 'order.cancelled', externalOrderId: 'A' }),
+      ),
+    );
     expect(cancels.map((c) => c.body.result).sort()).toEqual(['cancelled', 'noop']);
     expect(await t.inventory('CH-OVER')).toEqual({ available: 2, reserved: 0, sold: 0 });
     expect(await channelOrder('over', 'A')).toMatchObject({ status: 'CANCELLED' });
     // cancelling the oversold order changes nothing
-    expect((await t.sandboxEvent('over', webhookSecret!, { eventId: 'c-3', type: 'order.cancelled', externalOrderId: 'B' })).body.result).toBe('noop');
+    expect(
+      (await t.sandboxEvent('over', webhookSecret!, { eventId: 'c-3', type: 'order.cancelled', externalOrderId: 'B' }))
+        .body.result,
+    ).toBe('noop');
     expect(await t.inventory('CH-OVER')).toEqual({ available: 2, reserved: 0, sold: 0 });
   });
 
   it('a cancellation delivered before its order makes the late order a no-op', async () => {
     await t.product('CH-LATE', 3);
     const { webhookSecret } = await t.createChannel({ id: 'late' });
-    expect((await t.sandboxEvent('late', webhookSecret!, { eventId: 'l-2', type: 'order.cancelled', externalOrderId: 'L' })).body.result).toBe('cancelled_before_created');
-    expect((await t.sandboxEvent('late', webhookSecret!, { eventId: 'l-1', externalOrderId: 'L', lines: [{ sku: 'CH-LATE', quantity: 1 }] })).body.result).toBe('duplicate_order');
+    expect(
+      (await t.sandboxEvent('late', webhookSecret!, { eventId: 'l-2', type: 'order.cancelled', externalOrderId: 'L' }))
+        .body.result,
+    ).toBe('cancelled_before_created');
+    expect(
+      (
+        await t.sandboxEvent('late', webhookSecret!, {
+          eventId: 'l-1',
+          externalOrderId: 'L',
+          lines: [{ sku: 'CH-LATE', quantity: 1 }],
+        })
+      ).body.result,
+    ).toBe('duplicate_order');
     expect(await t.inventory('CH-LATE')).toEqual({ available: 3, reserved: 0, sold: 0 });
   });
 
@@ -203,19 +327,42 @@ describe('marketplace orders (POST /webhooks/channels/:channelId)', () => {
     await t.product('CH-SHOP', 4);
     // Shopify signs with the app's client secret: the admin hands it over
     const appSecret = 'shpss_the_apps_client_secret_0001';
-    const { webhookSecret } = await t.createChannel({ id: 'shop', kind: 'SHOPIFY', endpoint: 'http://127.0.0.1:9/admin/api/2025-10/graphql.json', webhookSecret: appSecret });
+    const { webhookSecret } = await t.createChannel({
+      id: 'shop',
+      kind: 'SHOPIFY',
+      endpoint: 'http://127.0.0.1:9/admin/api/2025-10/graphql.json',
+      webhookSecret: appSecret,
+    });
     expect(webhookSecret).toBe(appSecret);
-    expect((await t.createChannel({ id: 'shop-short', kind: 'SHOPIFY', endpoint: 'http://x', webhookSecret: 'short' })).userErrors[0]).toMatchObject({ code: 'INVALID_INPUT', field: ['input', 'webhookSecret'] });
+    expect(
+      (await t.createChannel({ id: 'shop-short', kind: 'SHOPIFY', endpoint: 'http://x', webhookSecret: 'short' }))
+        .userErrors[0],
+    ).toMatchObject({ code: 'INVALID_INPUT', field: ['input', 'webhookSecret'] });
     // a REST id beyond 2^53: the exact digits are kept (admin_graphql_api_id)
     const orderId = '9007199254740993123';
     const lines = [{ sku: 'CH-SHOP', quantity: 3 }];
-    const created = await Promise.all([1, 2, 3].map(() => t.shopifyEvent('shop', webhookSecret!, { eventId: 'shev-1', topic: 'orders/create', orderId, lines })));
+    const created = await Promise.all(
+      [1, 2, 3].map(() =>
+        t.shopifyEvent('shop', webhookSecret!, { eventId: 'shev-1', topic: 'orders/create', orderId, lines }),
+      ),
+    );
     expect(created.map((c) => c.body.result).sort()).toEqual(['confirmed', 'duplicate', 'duplicate']);
     expect(await t.inventory('CH-SHOP')).toEqual({ available: 1, reserved: 0, sold: 3 });
-    expect(await channelOrder('shop', `gid://shopify/Order/${orderId}`)).toMatchObject({ status: 'CONFIRMED', channel: 'shop' });
-    const forged = await t.shopifyEvent('shop', 'not-the-shop-secret', { eventId: 'shev-9', topic: 'orders/cancelled', orderId });
+    expect(await channelOrder('shop', `gid://shopify/Order/${orderId}`)).toMatchObject({
+      status: 'CONFIRMED',
+      channel: 'shop',
+    });
+    const forged = await t.shopifyEvent('shop', 'not-the-shop-secret', {
+      eventId: 'shev-9',
+      topic: 'orders/cancelled',
+      orderId,
+    });
     expect(forged.status).toBe(400);
-    const cancelled = await t.shopifyEvent('shop', webhookSecret!, { eventId: 'shev-2', topic: 'orders/cancelled', orderId });
+    const cancelled = await t.shopifyEvent('shop', webhookSecret!, {
+      eventId: 'shev-2',
+      topic: 'orders/cancelled',
+      orderId,
+    });
     expect(cancelled.body.result).toBe('cancelled');
     expect(await t.inventory('CH-SHOP')).toEqual({ available: 4, reserved: 0, sold: 0 });
   });

@@ -6,7 +6,15 @@ import { placeOrdersAnswers, toOrder, OrderDocument } from '../db/orders-store.j
 type BatchRequest = { customerId: string; lines: { sku: string; quantity: number }[] };
 /** place_orders itself (no retry: a deadlock would surface), its answers read as the server reads them */
 const placeBatch = async (batch: BatchRequest[], maxHolds = 0) =>
-  placeOrdersAnswers(batch, (await t.db.query(`SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => 600, p_retention_hours => 24, p_max_holds => $2) AS r`, [JSON.stringify(batch), maxHolds])).rows[0].r) as any[];
+  placeOrdersAnswers(
+    batch,
+    (
+      await t.db.query(
+        `SELECT place_orders(p_requests => $1::jsonb, p_hold_ttl_seconds => 600, p_retention_hours => 24, p_max_holds => $2) AS r`,
+        [JSON.stringify(batch), maxHolds],
+      )
+    ).rows[0].r,
+  ) as any[];
 
 // The batcher's lanes are a pure concurrency utility: these first cases drive them with a recording runner (no database).
 function recorder(fail?: (req: number) => boolean) {
@@ -58,7 +66,7 @@ describe('claim batcher', () => {
     expect(batches.map((b) => b.length)).toEqual([1, 2, 2, 1]);
   });
 
-  it('fails a whole batch at once when the failure is not one request\'s (isolate says no)', async () => {
+  it("fails a whole batch at once when the failure is not one request's (isolate says no)", async () => {
     const { batches, run } = recorder((r) => r === 3);
     const submit = createBatchLanes(run, { isolate: () => false });
     const settled = await Promise.allSettled([1, 2, 3, 4].map((n) => submit('S', `k${n}`, n)));
@@ -78,28 +86,37 @@ describe('claim batcher', () => {
 const t = await startTestApp();
 
 describe('placeOrder with coalesced claims (real pipeline)', () => {
-
   it('places concurrent single-SKU orders in shared transactions, each claimed and answered on its own', async () => {
     await t.product('BATCH-1', 30);
     const answers = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => t.placeOrder({ idempotencyKey: `b-${i}`, customerId: `c-${i}`, lines: [{ sku: 'BATCH-1', quantity: 1 }] })),
+      Array.from({ length: 60 }, (_, i) =>
+        t.placeOrder({ idempotencyKey: `b-${i}`, customerId: `c-${i}`, lines: [{ sku: 'BATCH-1', quantity: 1 }] }),
+      ),
     );
     expect(answers.filter((a) => a.order?.status === 'RESERVED')).toHaveLength(30);
     expect(answers.filter((a) => a.userErrors[0]?.code === 'SOLD_OUT')).toHaveLength(30);
     expect(new Set(answers.map((a) => a.order!.id)).size).toBe(60);
-    const sizes = (await t.metrics.claimBatchSize.get()).values.find((v) => v.metricName === 'lastunit_claim_batch_size_count');
-    const sum = (await t.metrics.claimBatchSize.get()).values.find((v) => v.metricName === 'lastunit_claim_batch_size_sum');
+    const sizes = (await t.metrics.claimBatchSize.get()).values.find(
+      (v) => v.metricName === 'lastunit_claim_batch_size_count',
+    );
+    const sum = (await t.metrics.claimBatchSize.get()).values.find(
+      (v) => v.metricName === 'lastunit_claim_batch_size_sum',
+    );
     expect(sum!.value).toBe(60);
     expect(sizes!.value).toBeLessThan(60); // at least one batch held more than one order
     expect(await t.inventory('BATCH-1')).toEqual({ available: 0, reserved: 30, sold: 0 });
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM reservations WHERE sku = 'BATCH-1' AND state = 'HELD'`);
+    const { rows } = await t.db.query(
+      `SELECT count(*)::int AS n FROM reservations WHERE sku = 'BATCH-1' AND state = 'HELD'`,
+    );
     expect(rows[0].n).toBe(30);
   });
 
   it('answers a retry that lands in the same moment as its original with the same order', async () => {
     await t.product('BATCH-2', 5);
     const input = { idempotencyKey: 'twin', customerId: 'c', lines: [{ sku: 'BATCH-2', quantity: 1 }] };
-    const others = Array.from({ length: 10 }, (_, i) => t.placeOrder({ idempotencyKey: `o-${i}`, customerId: `o-${i}`, lines: [{ sku: 'BATCH-2', quantity: 1 }] }));
+    const others = Array.from({ length: 10 }, (_, i) =>
+      t.placeOrder({ idempotencyKey: `o-${i}`, customerId: `o-${i}`, lines: [{ sku: 'BATCH-2', quantity: 1 }] }),
+    );
     const [a, b] = await Promise.all([t.placeOrder(input), t.placeOrder(input), ...others]);
     expect(a!.order!.id).toBe(b!.order!.id);
     expect([a!.replayed, b!.replayed].sort()).toEqual([false, true]);
@@ -110,17 +127,35 @@ describe('placeOrder with coalesced claims (real pipeline)', () => {
 describe('place_orders lock order', () => {
   it('takes every key row before the inventory row: a batch and a concurrent order holding one of its keys both finish', async () => {
     await t.product('BATCH-DL', 10);
-    const args = (key: string) => ['c', `cust-${key}`, key, `h-${key}`, JSON.stringify([{ sku: 'BATCH-DL', quantity: 1 }]), 600, 24];
+    const args = (key: string) => [
+      'c',
+      `cust-${key}`,
+      key,
+      `h-${key}`,
+      JSON.stringify([{ sku: 'BATCH-DL', quantity: 1 }]),
+      600,
+      24,
+    ];
     // T2 (another instance's retry of k2) has inserted key k2 and not yet claimed.
     const t2 = await t.db.pool.connect();
     try {
       await t2.query('BEGIN');
       await t2.query('SELECT prepare_order($1, $2, $3, $4, $5::jsonb, $6, $7)', args('k2'));
       // The batch [k1, k2] must wait for k2 BEFORE it locks BATCH-DL's inventory row...
-      const batch = placeBatch(['k1', 'k2'].map((k) => ({ clientId: 'c', customerId: `cust-${k}`, key: k, hash: `h-${k}`, lines: [{ sku: 'BATCH-DL', quantity: 1 }] })));
+      const batch = placeBatch(
+        ['k1', 'k2'].map((k) => ({
+          clientId: 'c',
+          customerId: `cust-${k}`,
+          key: k,
+          hash: `h-${k}`,
+          lines: [{ sku: 'BATCH-DL', quantity: 1 }],
+        })),
+      );
       await new Promise((r) => setTimeout(r, 300));
       // ...so T2 can claim that row now (before the fix this was a deadlock: 40P01).
-      await t2.query(`UPDATE inventory SET available = available - 1, reserved = reserved + 1 WHERE sku = 'BATCH-DL' AND available >= 1`);
+      await t2.query(
+        `UPDATE inventory SET available = available - 1, reserved = reserved + 1 WHERE sku = 'BATCH-DL' AND available >= 1`,
+      );
       await t2.query('COMMIT');
       expect((await batch).map((x) => x.kind)).toEqual(['placed', 'replayed']);
     } finally {
@@ -135,7 +170,13 @@ describe('place_orders set-based sales', () => {
     // b4 already holds its two (I14): its request is refused HOLD_LIMIT, its counter unchanged
     await t.db.query(`INSERT INTO buyer_holds (client_id, buyer, active, max_active) VALUES ('c1', 'b4', 2, 2)`);
     const req = (n: number, buyer: string, quantity = 1) => ({
-      clientId: 'c1', customerId: `cust-${n}`, key: `k${n}`, hash: `h${n}`, lines: [{ sku: 'SET-1', quantity }], buyer, tokenHash: null,
+      clientId: 'c1',
+      customerId: `cust-${n}`,
+      key: `k${n}`,
+      hash: `h${n}`,
+      lines: [{ sku: 'SET-1', quantity }],
+      buyer,
+      tokenHash: null,
     });
     const batch = [req(1, 'b1'), req(2, 'b2', 2), req(3, 'b3'), req(4, 'b4'), req(5, 'b5'), req(6, 'b5')]; // b5 twice: per-order path
     const before = await t.db.query(`SELECT coalesce(max(id), 0) AS id FROM outbox`);
@@ -148,7 +189,12 @@ describe('place_orders set-based sales', () => {
       ['rejected', 'REJECTED', 'SOLD_OUT'],
       ['rejected', 'REJECTED', 'SOLD_OUT'],
     ]);
-    expect(answers[1].order).toMatchObject({ totalAmount: 2000, currency: 'USD', lines: [{ sku: 'SET-1', quantity: 2, unitAmount: 1000 }], reservation: { state: 'HELD' } });
+    expect(answers[1].order).toMatchObject({
+      totalAmount: 2000,
+      currency: 'USD',
+      lines: [{ sku: 'SET-1', quantity: 2, unitAmount: 1000 }],
+      reservation: { state: 'HELD' },
+    });
     // every answer's order, built from short answers or read whole, is the document order_json reads back, field for field
     for (const a of answers) {
       const { rows: stored } = await t.db.query(`SELECT order_json($1::uuid) AS j`, [a.order.id]);
@@ -157,28 +203,57 @@ describe('place_orders set-based sales', () => {
     expect(await t.inventory('SET-1')).toEqual({ available: 0, reserved: 3, sold: 0 });
     // what the database says matches every answer: statuses, reservations, key rows
     const ids = answers.map((a) => a.order.id);
-    const orders = await t.db.query(`SELECT id::text, status, rejection->>'code' AS code FROM orders WHERE id = ANY($1::uuid[])`, [ids]);
-    expect(new Map(orders.rows.map((o) => [o.id, [o.status, o.code]]))).toEqual(new Map(answers.map((a) => [a.order.id, [a.order.status, a.order.rejection?.code ?? null]])));
-    const held = await t.db.query(`SELECT order_id::text AS id, quantity FROM reservations WHERE sku = 'SET-1' AND state = 'HELD' ORDER BY quantity`);
-    expect(held.rows).toEqual([{ id: ids[0], quantity: 1 }, { id: ids[1], quantity: 2 }]);
-    const keys = await t.db.query(`SELECT key, order_id::text AS id FROM idempotency_keys WHERE client_id = 'c1' AND key = ANY($1) ORDER BY key`, [batch.map((b) => b.key)]);
+    const orders = await t.db.query(
+      `SELECT id::text, status, rejection->>'code' AS code FROM orders WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    expect(new Map(orders.rows.map((o) => [o.id, [o.status, o.code]]))).toEqual(
+      new Map(answers.map((a) => [a.order.id, [a.order.status, a.order.rejection?.code ?? null]])),
+    );
+    const held = await t.db.query(
+      `SELECT order_id::text AS id, quantity FROM reservations WHERE sku = 'SET-1' AND state = 'HELD' ORDER BY quantity`,
+    );
+    expect(held.rows).toEqual([
+      { id: ids[0], quantity: 1 },
+      { id: ids[1], quantity: 2 },
+    ]);
+    const keys = await t.db.query(
+      `SELECT key, order_id::text AS id FROM idempotency_keys WHERE client_id = 'c1' AND key = ANY($1) ORDER BY key`,
+      [batch.map((b) => b.key)],
+    );
     expect(keys.rows.map((k) => k.id)).toEqual(ids);
     // I14: the sold buyers count one hold each, the one refused for stock was given its hold back, b4 is unchanged
     const holds = await t.db.query(`SELECT buyer, active FROM buyer_holds WHERE client_id = 'c1' ORDER BY buyer`);
-    expect(holds.rows).toEqual([{ buyer: 'b1', active: 1 }, { buyer: 'b2', active: 1 }, { buyer: 'b4', active: 2 }]);
+    expect(holds.rows).toEqual([
+      { buyer: 'b1', active: 1 },
+      { buyer: 'b2', active: 1 },
+      { buyer: 'b4', active: 2 },
+    ]);
     // I9: one availability event for the batch's plain claim (the newest count), one status event per order with the
     // status it ended in (b5's two went the per-order way: prepared, then refused by claim_order)
-    const events = await t.db.query(`SELECT topic, aggregate_key, payload FROM outbox WHERE id > $1 ORDER BY id`, [before.rows[0].id]);
+    const events = await t.db.query(`SELECT topic, aggregate_key, payload FROM outbox WHERE id > $1 ORDER BY id`, [
+      before.rows[0].id,
+    ]);
     const availability = events.rows.filter((e) => e.topic === 'availability' && e.aggregate_key === 'SET-1');
     expect(availability.map((e) => [e.payload.available, e.payload.soldOut])).toEqual([[0, true]]);
-    const statuses = events.rows.filter((e) => e.topic === 'order_status').map((e) => [e.aggregate_key, e.payload.status] as const);
+    const statuses = events.rows
+      .filter((e) => e.topic === 'order_status')
+      .map((e) => [e.aggregate_key, e.payload.status] as const);
     expect(statuses).toHaveLength(6);
     expect(new Map(statuses)).toEqual(new Map(answers.map((a) => [a.order.id, a.order.status])));
   });
 
   it('answers a retry of a plain sale from its key row, and the same key with another request IDEMPOTENCY_KEY_REUSED', async () => {
     await t.product('SET-2', 5);
-    const req = (n: number, hash = `h${n}`) => ({ clientId: 'c2', customerId: `cust-${n}`, key: `k${n}`, hash, lines: [{ sku: 'SET-2', quantity: 1 }], buyer: null, tokenHash: null });
+    const req = (n: number, hash = `h${n}`) => ({
+      clientId: 'c2',
+      customerId: `cust-${n}`,
+      key: `k${n}`,
+      hash,
+      lines: [{ sku: 'SET-2', quantity: 1 }],
+      buyer: null,
+      tokenHash: null,
+    });
     const first = await placeBatch([req(1), req(2)]);
     const again = await placeBatch([req(1), req(2, 'other'), req(3)]);
     expect(again.map((a) => a.kind)).toEqual(['replayed', 'reused', 'placed']);
@@ -189,13 +264,30 @@ describe('place_orders set-based sales', () => {
 
 describe('place_orders: plain sales beside per-order claims (review findings)', () => {
   const req = (client: string, sku: string, n: number, o: { buyer?: string; hash?: string; key?: string } = {}) => ({
-    clientId: client, customerId: `cust-${n}`, key: o.key ?? `k${n}`, hash: o.hash ?? `h${n}`, lines: [{ sku, quantity: 1 }], buyer: o.buyer ?? null, tokenHash: null,
+    clientId: client,
+    customerId: `cust-${n}`,
+    key: o.key ?? `k${n}`,
+    hash: o.hash ?? `h${n}`,
+    lines: [{ sku, quantity: 1 }],
+    buyer: o.buyer ?? null,
+    tokenHash: null,
   });
 
   it('keeps arrival order across both paths: a buyer twice in the batch (per-order claims) still wins the last unit when it came first', async () => {
     await t.product('MIX-1', 1);
-    const answers = await placeBatch([req('m1', 'MIX-1', 1, { buyer: 'b' }), req('m1', 'MIX-1', 2, { buyer: 'c' }), req('m1', 'MIX-1', 3, { buyer: 'b' })], 5);
-    expect(answers.map((a) => [a.kind, a.order.rejection?.code ?? null])).toEqual([['placed', null], ['rejected', 'SOLD_OUT'], ['rejected', 'SOLD_OUT']]);
+    const answers = await placeBatch(
+      [
+        req('m1', 'MIX-1', 1, { buyer: 'b' }),
+        req('m1', 'MIX-1', 2, { buyer: 'c' }),
+        req('m1', 'MIX-1', 3, { buyer: 'b' }),
+      ],
+      5,
+    );
+    expect(answers.map((a) => [a.kind, a.order.rejection?.code ?? null])).toEqual([
+      ['placed', null],
+      ['rejected', 'SOLD_OUT'],
+      ['rejected', 'SOLD_OUT'],
+    ]);
     expect(await t.inventory('MIX-1')).toEqual({ available: 0, reserved: 1, sold: 0 });
     const holds = await t.db.query(`SELECT buyer, active FROM buyer_holds WHERE client_id = 'm1' ORDER BY buyer`);
     expect(holds.rows).toEqual([{ buyer: 'b', active: 1 }]);
@@ -203,27 +295,49 @@ describe('place_orders: plain sales beside per-order claims (review findings)', 
 
   it('answers a key sent twice with two requests in one batch: the first to arrive is placed or refused, the other IDEMPOTENCY_KEY_REUSED', async () => {
     await t.product('MIX-2', 1);
-    const answers = await placeBatch([req('m2', 'MIX-2', 1), req('m2', 'MIX-2', 2), { ...req('m2', 'MIX-2', 2), hash: 'other' }], 0);
+    const answers = await placeBatch(
+      [req('m2', 'MIX-2', 1), req('m2', 'MIX-2', 2), { ...req('m2', 'MIX-2', 2), hash: 'other' }],
+      0,
+    );
     expect(answers.map((a) => a.kind)).toEqual(['placed', 'rejected', 'reused']);
     expect(answers[2].orderId).toBe(answers[1].order.id);
-    const rejected = await t.db.query(`SELECT status, rejection->>'code' AS code FROM orders WHERE id = $1`, [answers[1].order.id]);
+    const rejected = await t.db.query(`SELECT status, rejection->>'code' AS code FROM orders WHERE id = $1`, [
+      answers[1].order.id,
+    ]);
     expect(rejected.rows).toEqual([{ status: 'REJECTED', code: 'SOLD_OUT' }]);
   });
 });
 
 describe('place_orders: a refusal names the rule the request broke', () => {
   const req = (sku: string, n: number, quantity = 1) => ({
-    clientId: sku, customerId: 'one', key: `${sku}-${n}`, hash: `h${n}`, lines: [{ sku, quantity }], buyer: 'customer:one', tokenHash: null,
+    clientId: sku,
+    customerId: 'one',
+    key: `${sku}-${n}`,
+    hash: `h${n}`,
+    lines: [{ sku, quantity }],
+    buyer: 'customer:one',
+    tokenHash: null,
   });
-  const holds = async (client: string) => (await t.db.query(`SELECT active FROM buyer_holds WHERE client_id = $1 AND buyer = 'customer:one'`, [client])).rows;
+  const holds = async (client: string) =>
+    (await t.db.query(`SELECT active FROM buyer_holds WHERE client_id = $1 AND buyer = 'customer:one'`, [client])).rows;
 
   it('answers PURCHASE_LIMIT, not HOLD_LIMIT, to the requests of a batch both limits refuse, and gives back no hold it did not count', async () => {
     await t.product('RULE-1', 100);
     await t.db.query(`SELECT set_purchase_limit('RULE-1', 1)`);
     // 8 requests of one buyer, 5 hold slots: the batch counts 5 holds before its claims, and the purchase limit refuses 7
-    const answers = await placeBatch(Array.from({ length: 8 }, (_, i) => req('RULE-1', i)), 5);
-    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual(['RESERVED', ...Array(7).fill('PURCHASE_LIMIT')]);
-    expect(answers[1].order.rejection).toEqual({ code: 'PURCHASE_LIMIT', sku: 'RULE-1', message: 'RULE-1 is limited to 1 per customer' });
+    const answers = await placeBatch(
+      Array.from({ length: 8 }, (_, i) => req('RULE-1', i)),
+      5,
+    );
+    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual([
+      'RESERVED',
+      ...Array(7).fill('PURCHASE_LIMIT'),
+    ]);
+    expect(answers[1].order.rejection).toEqual({
+      code: 'PURCHASE_LIMIT',
+      sku: 'RULE-1',
+      message: 'RULE-1 is limited to 1 per customer',
+    });
     expect(await holds('RULE-1')).toEqual([{ active: 1 }]);
     expect(await t.inventory('RULE-1')).toEqual({ available: 99, reserved: 1, sold: 0 });
   });
@@ -234,9 +348,15 @@ describe('place_orders: a refusal names the rule the request broke', () => {
     // 2 hold slots: the third request's hold is refused when the batch counts them; the second then breaks the purchase
     // limit and gives its hold back, so the third, which the limit allows, takes that slot at its claim
     const answers = await placeBatch([req('RULE-2', 1, 2), req('RULE-2', 2, 2), req('RULE-2', 3, 1)], 2);
-    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual(['RESERVED', 'PURCHASE_LIMIT', 'RESERVED']);
+    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual([
+      'RESERVED',
+      'PURCHASE_LIMIT',
+      'RESERVED',
+    ]);
     expect(await holds('RULE-2')).toEqual([{ active: 2 }]);
-    const { rows } = await t.db.query(`SELECT units FROM customer_purchases WHERE client_id = 'RULE-2' AND sku = 'RULE-2'`);
+    const { rows } = await t.db.query(
+      `SELECT units FROM customer_purchases WHERE client_id = 'RULE-2' AND sku = 'RULE-2'`,
+    );
     expect(rows).toEqual([{ units: 3 }]);
   });
 });

@@ -15,7 +15,11 @@ describe('configuration', () => {
       database: { url: undefined, embedded: 'allow', dataDir: '.data', poolSize: 20 },
       auth: { apiKeys: undefined },
       orders: { holdTtlSeconds: 600, idempotencyRetentionHours: 24, maxLineQuantity: 100, maxLines: 50 },
-      sweeper: { intervalMs: 1000, retentionIntervalMs: 60_000, retention: { outboxHours: 24, processedEventsDays: 30 } },
+      sweeper: {
+        intervalMs: 1000,
+        retentionIntervalMs: 60_000,
+        retention: { outboxHours: 24, processedEventsDays: 30 },
+      },
       webhooks: { toleranceSeconds: 300, maxBodyBytes: 262_144 },
       payments: {
         provider: 'sandbox',
@@ -30,8 +34,16 @@ describe('configuration', () => {
   });
 
   it('selects Stripe with its keys', () => {
-    const c = loadConfig({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' });
-    expect(c.payments).toMatchObject({ provider: 'stripe', stripeSecretKey: 'sk_test_x', stripeWebhookSecret: 'whsec_x' });
+    const c = loadConfig({
+      PAYMENT_PROVIDER: 'stripe',
+      STRIPE_SECRET_KEY: 'sk_test_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+    });
+    expect(c.payments).toMatchObject({
+      provider: 'stripe',
+      stripeSecretKey: 'sk_test_x',
+      stripeWebhookSecret: 'whsec_x',
+    });
   });
 
   it('has live defaults: no Redis, relay on, short cache TTL', () => {
@@ -43,7 +55,10 @@ describe('configuration', () => {
       relayPollMs: 500,
       relayBatchSize: 200,
     });
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', RELAY: 'off' }).live).toMatchObject({ redisUrl: 'redis://127.0.0.1:6379/2', relay: false });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', RELAY: 'off' }).live).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6379/2',
+      relay: false,
+    });
   });
 
   it('parses API_KEYS as comma-separated role:key', () => {
@@ -54,7 +69,11 @@ describe('configuration', () => {
   });
 
   it('parses role:client:key, naming the client a rotated key keeps', () => {
-    expect(loadConfig({ API_KEYS: 'storefront:acme-shop:old_key_123,storefront:acme-shop:new_key_456,admin:ops:k:with:colons' }).auth.apiKeys).toEqual([
+    expect(
+      loadConfig({
+        API_KEYS: 'storefront:acme-shop:old_key_123,storefront:acme-shop:new_key_456,admin:ops:k:with:colons',
+      }).auth.apiKeys,
+    ).toEqual([
       { role: 'storefront', client: 'acme-shop', key: 'old_key_123' },
       { role: 'storefront', client: 'acme-shop', key: 'new_key_456' },
       { role: 'admin', client: 'ops', key: 'k:with:colons' },
@@ -107,8 +126,14 @@ describe('configuration', () => {
   });
 
   it.each([
-    [{ PAYMENT_PROVIDER: 'stripe' }, /STRIPE_SECRET_KEY: required when PAYMENT_PROVIDER=stripe[\s\S]*STRIPE_WEBHOOK_SECRET/],
-    [{ SANDBOX_PAYMENTS_URL: 'http://127.0.0.1:4100' }, /PAYMENT_WEBHOOK_SECRET: required when SANDBOX_PAYMENTS_URL is set/],
+    [
+      { PAYMENT_PROVIDER: 'stripe' },
+      /STRIPE_SECRET_KEY: required when PAYMENT_PROVIDER=stripe[\s\S]*STRIPE_WEBHOOK_SECRET/,
+    ],
+    [
+      { SANDBOX_PAYMENTS_URL: 'http://127.0.0.1:4100' },
+      /PAYMENT_WEBHOOK_SECRET: required when SANDBOX_PAYMENTS_URL is set/,
+    ],
   ])('names the missing payment variable for %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
@@ -133,7 +158,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'development', EMBEDDED_DATABASE: 'refuse' }, apiHostNeeds)).toThrow(
       /DATABASE_URL: required with EMBEDDED_DATABASE=refuse[\s\S]*API_KEYS: required with EMBEDDED_DATABASE=refuse/,
     );
-    expect(loadConfig({ NODE_ENV: 'development', EMBEDDED_DATABASE: 'refuse', DATABASE_URL: 'postgres://db/x', API_KEYS: 'admin:abcdefgh12' }, apiHostNeeds).database).toMatchObject({
+    expect(
+      loadConfig(
+        {
+          NODE_ENV: 'development',
+          EMBEDDED_DATABASE: 'refuse',
+          DATABASE_URL: 'postgres://db/x',
+          API_KEYS: 'admin:abcdefgh12',
+        },
+        apiHostNeeds,
+      ).database,
+    ).toMatchObject({
       url: 'postgres://db/x',
       embedded: 'refuse',
     });
@@ -154,11 +189,19 @@ describe('configuration', () => {
   it("has every variable the sections read in the README's configuration table", () => {
     const readme = readFileSync('README.md', 'utf8');
     const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('### The production profile'));
-    const named = new Set([...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([A-Z_]+)`/g)].map((v) => v[1]!)));
+    const named = new Set(
+      [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([A-Z_]+)`/g)].map((v) => v[1]!)),
+    );
     const runtime = loadConfig({}).runtime;
-    const sections = [...Object.values(nodeSections), ...Object.values(sharedSections), ...Object.values(workerSections)]
+    const sections = [
+      ...Object.values(nodeSections),
+      ...Object.values(sharedSections),
+      ...Object.values(workerSections),
+    ]
       // a section that depends on the profile is a function of the runtime section; other exports are not sections
-      .map((s) => (typeof s === 'function' && /^\w+Settings$/.test(s.name) ? (s as (r: typeof runtime) => unknown)(runtime) : s))
+      .map((s) =>
+        typeof s === 'function' && /^\w+Settings$/.test(s.name) ? (s as (r: typeof runtime) => unknown)(runtime) : s,
+      )
       .filter((s): s is Section => s instanceof z.ZodObject || s instanceof z.ZodPipe);
     const variables = new Set(sections.flatMap(variablesOf));
     expect(variables.size).toBeGreaterThan(60);

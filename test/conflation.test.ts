@@ -33,7 +33,11 @@ function source() {
   };
 }
 const settle = () => new Promise((r) => setTimeout(r, 20));
-const args = (query: string, variableValues?: Record<string, unknown>): ExecutionArgs => ({ schema, document: parse(query), variableValues });
+const args = (query: string, variableValues?: Record<string, unknown>): ExecutionArgs => ({
+  schema,
+  document: parse(query),
+  variableValues,
+});
 const avail = (sku: string, available: number, withSku = true) => ({
   data: { availabilityChanged: { ...(withSku ? { sku } : {}), available, version: 100 - available } },
 });
@@ -49,7 +53,9 @@ describe('fan-out conflation', () => {
   it('hands a subscriber that is behind only the newest availability per SKU, in place', async () => {
     const shared = shareSubscriptions({ conflateKey: availabilityKey });
     const src = source();
-    const op = args('subscription($s: [String!]!) { availabilityChanged(skus: $s) { sku available version } }', { s: ['A', 'B'] });
+    const op = args('subscription($s: [String!]!) { availabilityChanged(skus: $s) { sku available version } }', {
+      s: ['A', 'B'],
+    });
     const slow = (await shared(op, 'k', () => src.iterable)) as AsyncIterableIterator<ExecutionResult>;
     const fast = (await shared(op, 'k', () => src.iterable)) as AsyncIterableIterator<ExecutionResult>;
     const fastSeen: ExecutionResult[] = [];
@@ -127,7 +133,10 @@ describe('fan-out conflation', () => {
     expect(got).toHaveLength(MAX_PENDING); // what it had, then the end: its client resubscribes
     src.push(status('o2', 'AFTER'));
     await reading;
-    const expected = [...Array.from({ length: MAX_PENDING + 1 }, (_, i) => status('o2', `S${i}`)), status('o2', 'AFTER')];
+    const expected = [
+      ...Array.from({ length: MAX_PENDING + 1 }, (_, i) => status('o2', `S${i}`)),
+      status('o2', 'AFTER'),
+    ];
     expect(fastSeen).toEqual(expected);
   });
 });

@@ -6,12 +6,18 @@ const t = await startTestApp();
 describe('the database enforces the invariants', () => {
   it('refuses a direct SQL update that would make available negative (I1)', async () => {
     await t.product('CK-1', 1);
-    await expect(t.db.query(`UPDATE inventory SET available = available - 2 WHERE sku = 'CK-1'`)).rejects.toMatchObject({
+    await expect(t.db.query(`UPDATE inventory SET available = available - 2 WHERE sku = 'CK-1'`)).rejects.toMatchObject(
+      {
+        code: '23514',
+        constraint: 'inventory_available_check',
+      },
+    );
+    await expect(t.db.query(`UPDATE inventory SET reserved = -1 WHERE sku = 'CK-1'`)).rejects.toMatchObject({
       code: '23514',
-      constraint: 'inventory_available_check',
     });
-    await expect(t.db.query(`UPDATE inventory SET reserved = -1 WHERE sku = 'CK-1'`)).rejects.toMatchObject({ code: '23514' });
-    await expect(t.db.query(`UPDATE inventory SET sold = -1 WHERE sku = 'CK-1'`)).rejects.toMatchObject({ code: '23514' });
+    await expect(t.db.query(`UPDATE inventory SET sold = -1 WHERE sku = 'CK-1'`)).rejects.toMatchObject({
+      code: '23514',
+    });
     expect(await t.inventory('CK-1')).toEqual({ available: 1, reserved: 0, sold: 0 });
   });
 
@@ -24,8 +30,12 @@ describe('the database enforces the invariants', () => {
   it('refuses zero or negative quantities on lines and holds', async () => {
     await t.product('CK-2', 5);
     const { order } = await t.placeOrder({ idempotencyKey: 'ck-2', lines: [{ sku: 'CK-2', quantity: 1 }] });
-    await expect(t.db.query(`UPDATE order_lines SET quantity = 0 WHERE order_id = $1`, [order!.id])).rejects.toMatchObject({ code: '23514' });
-    await expect(t.db.query(`UPDATE reservations SET quantity = 0 WHERE order_id = $1`, [order!.id])).rejects.toMatchObject({ code: '23514' });
+    await expect(
+      t.db.query(`UPDATE order_lines SET quantity = 0 WHERE order_id = $1`, [order!.id]),
+    ).rejects.toMatchObject({ code: '23514' });
+    await expect(
+      t.db.query(`UPDATE reservations SET quantity = 0 WHERE order_id = $1`, [order!.id]),
+    ).rejects.toMatchObject({ code: '23514' });
   });
 
   it('processes an event id once per source (I8)', async () => {

@@ -17,7 +17,11 @@ afterAll(async () => {
 
 const QUERY = JSON.stringify({ query: `{ product(sku: "TIMEOUT-1") { sku } }` });
 const request = (url: string) =>
-  new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` }, body: QUERY });
+  new Request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` },
+    body: QUERY,
+  });
 
 /**
  * Holds an exclusive lock on `products` while `send` runs, and gives it up at the latest after `releaseAfterMs` (so a
@@ -45,12 +49,23 @@ async function whileLocked(send: () => Promise<Response>, releaseAfterMs = 8_000
 describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
   it('on the Node host (pg): the request fails while the lock is still held', async () => {
     const srv: ServerProcess = await spawnServer({
-      env: { DATABASE_URL: t.dbUrl, API_KEYS: WORKER_API_KEYS, DATABASE_LOCK_TIMEOUT_MS: '200', RATE_LIMIT_PER_WINDOW: '0' },
+      env: {
+        DATABASE_URL: t.dbUrl,
+        API_KEYS: WORKER_API_KEYS,
+        DATABASE_LOCK_TIMEOUT_MS: '200',
+        RATE_LIMIT_PER_WINDOW: '0',
+      },
     });
     stops.push(() => srv.stop());
     const r = await whileLocked(() => fetch(request(srv.endpoint)));
     // masked for the client (no database detail leaks); the host's log names the lock timeout (SQLSTATE 55P03)
-    expect(r.body.errors).toEqual([expect.objectContaining({ message: 'Unexpected error.', path: ['product'], extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'Unexpected error.',
+        path: ['product'],
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      }),
+    ]);
     expect(r.body.data?.product ?? null).toBeNull();
     expect(srv.output()).toContain('canceling statement due to lock timeout');
     // and without the lock, the same request answers
@@ -59,11 +74,21 @@ describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
   });
 
   it('in workerd (Neon driver): the request fails while the lock is still held', async () => {
-    const w: LocalWorker = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { DATABASE_LOCK_TIMEOUT_MS: '200' }, name: 'timeouts' });
+    const w: LocalWorker = await startLocalWorker({
+      databaseUrl: t.dbUrl,
+      vars: { DATABASE_LOCK_TIMEOUT_MS: '200' },
+      name: 'timeouts',
+    });
     stops.push(() => w.stop());
     const r = await whileLocked(() => w.fetch(request('http://edge.test/graphql')));
     // masked for the client, as on the Node host (the worker's log, not captured here, names the lock timeout)
-    expect(r.body.errors).toEqual([expect.objectContaining({ message: 'Unexpected error.', path: ['product'], extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'Unexpected error.',
+        path: ['product'],
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      }),
+    ]);
     expect(r.body.data?.product ?? null).toBeNull();
     const ok = await w.fetch(request('http://edge.test/graphql'));
     expect(((await ok.json()) as any).data.product.sku).toBe('TIMEOUT-1');
@@ -83,7 +108,11 @@ describe('DATABASE_CONNECT_TIMEOUT_MS bounds a wait for a connection', () => {
     const port = (silent.address() as net.AddressInfo).port;
     // (runScript blocks this process; the kernel still completes the child's connection from the listen backlog, and
     // nobody ever answers it: exactly a database that hangs)
-    const r = runScript('node/migrate-cli.ts', { DATABASE_URL: `postgres://u:p@127.0.0.1:${port}/db`, DATABASE_CONNECT_TIMEOUT_MS: '300' }, 30_000);
+    const r = runScript(
+      'node/migrate-cli.ts',
+      { DATABASE_URL: `postgres://u:p@127.0.0.1:${port}/db`, DATABASE_CONNECT_TIMEOUT_MS: '300' },
+      30_000,
+    );
     expect(r.status).toBe(1); // a start failure, not the 30 s kill (status null)
     expect(`${r.stdout}${r.stderr}`).toMatch(/timeout/i);
   });

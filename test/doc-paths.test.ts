@@ -8,10 +8,22 @@ import { ROOT } from '../kit/root.js';
 
 const TOP = readdirSync(ROOT).filter((f) => !['node_modules', '.git', '.data'].includes(f));
 const FOLDERS = TOP.filter((f) => !f.includes('.') || f === '.ci');
-const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 // `folder/...` of a top-level folder, or a top-level file such as package.json, as written in prose, code or a link
-const NAMED = new RegExp(`(?<![\\w./:-])((?:${FOLDERS.map(esc).join('|')})/[\\w./*-]*[\\w*/]|(?:${TOP.filter((f) => f.includes('.') && f !== '.ci').map(esc).join('|')})(?![\\w.-]))`, 'g');
+const NAMED = new RegExp(
+  `(?<![\\w./:-])((?:${FOLDERS.map(esc).join('|')})/[\\w./*-]*[\\w*/]|(?:${TOP.filter(
+    (f) => f.includes('.') && f !== '.ci',
+  )
+    .map(esc)
+    .join('|')})(?![\\w.-]))`,
+  'g',
+);
 const LINK = /\]\((?!https?:|#|mailto:)([^)#\s]+)(?:#[^)]*)?\)/g;
 // written like paths, named as something else: a file in an example error message, and Shopify's webhook topics
 // (`orders/create`, `orders/paid`, ...: orders/ holds only .ts files, so a name there without an extension is a topic)
@@ -36,8 +48,10 @@ describe('the docs', () => {
     const text = readFileSync(path.join(ROOT, doc), 'utf8');
     const named = new Set<string>();
     for (const line of text.split('\n')) {
-      for (const m of line.matchAll(NAMED)) if (!/[<>:]/.test(line.slice(m.index, m.index + m[0].length + 1))) named.add(m[1]!.replace(/\/$/, ''));
-      for (const m of line.matchAll(LINK)) named.add(path.posix.normalize(path.posix.join(path.posix.dirname(doc), m[1]!)));
+      for (const m of line.matchAll(NAMED))
+        if (!/[<>:]/.test(line.slice(m.index, m.index + m[0].length + 1))) named.add(m[1]!.replace(/\/$/, ''));
+      for (const m of line.matchAll(LINK))
+        named.add(path.posix.normalize(path.posix.join(path.posix.dirname(doc), m[1]!)));
     }
     expect(named.size).toBeGreaterThan(0);
     expect([...named].filter((p) => !NOT_PATHS.has(p) && !isShopifyTopic(p) && !exists(p) && !isOutput(p))).toEqual([]);

@@ -19,11 +19,19 @@ function setup(opts: { answer?: (req: Request) => unknown } = {}) {
   let origin = 0;
   const mem = memoryCache();
   const pending: Promise<unknown>[] = [];
-  const answer = opts.answer ?? ((req: Request) => ({ data: { v: new URL(req.url).searchParams.get('variables'), n: origin } }));
+  const answer =
+    opts.answer ?? ((req: Request) => ({ data: { v: new URL(req.url).searchParams.get('variables'), n: origin } }));
   const app = new Hono();
   app.use(
     '/graphql',
-    edgeCache({ ttlSeconds: 2, staleWhileRevalidateSeconds: 10, cache: () => mem.cache, isCacheable: (id) => id === 'pub', origin: async (req) => Response.json(answer(req)), now: () => t }),
+    edgeCache({
+      ttlSeconds: 2,
+      staleWhileRevalidateSeconds: 10,
+      cache: () => mem.cache,
+      isCacheable: (id) => id === 'pub',
+      origin: async (req) => Response.json(answer(req)),
+      now: () => t,
+    }),
   );
   app.all('/graphql', (c) => {
     origin++;
@@ -41,8 +49,22 @@ function setup(opts: { answer?: (req: Request) => unknown } = {}) {
 describe('edgeCache', () => {
   it('keys by id and canonical variables (any key order, any nesting), never by API key', async () => {
     const s = setup();
-    expect((await s.get({ documentId: 'pub', variables: '{"a":1,"b":{"x":1,"y":2}}' }, { headers: { authorization: 'Bearer one' } })).state).toBe('MISS');
-    expect((await s.get({ documentId: 'pub', variables: '{"b":{"y":2,"x":1},"a":1}' }, { headers: { authorization: 'Bearer two' } })).state).toBe('HIT');
+    expect(
+      (
+        await s.get(
+          { documentId: 'pub', variables: '{"a":1,"b":{"x":1,"y":2}}' },
+          { headers: { authorization: 'Bearer one' } },
+        )
+      ).state,
+    ).toBe('MISS');
+    expect(
+      (
+        await s.get(
+          { documentId: 'pub', variables: '{"b":{"y":2,"x":1},"a":1}' },
+          { headers: { authorization: 'Bearer two' } },
+        )
+      ).state,
+    ).toBe('HIT');
     expect((await s.get({ documentId: 'pub', variables: '{"a":1,"b":{"x":1,"y":3}}' })).state).toBe('MISS');
     expect(s.origins()).toBe(2);
     expect(s.mem.keys().every((k) => !k.includes('Bearer'))).toBe(true);

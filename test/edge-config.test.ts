@@ -3,7 +3,10 @@ import { ConfigError, loadConfig } from '../node/config.js';
 import { loadWorkerConfig } from '../edge/worker-config.js';
 import { DEFAULT_ROLE_LIMITS } from '../node/config-sections.js';
 
-const WORKER = { DATABASE_URL: 'postgres://u:p@db.example/neondb', API_KEYS: 'storefront:abcdefgh12_storefront_key,partner:partner1234_partner_key_x' };
+const WORKER = {
+  DATABASE_URL: 'postgres://u:p@db.example/neondb',
+  API_KEYS: 'storefront:abcdefgh12_storefront_key,partner:partner1234_partner_key_x',
+};
 
 describe('limit, rate limit and edge configuration', () => {
   it('has the documented defaults on the Node host', () => {
@@ -12,13 +15,22 @@ describe('limit, rate limit and edge configuration', () => {
       rateLimits: { limit: DEFAULT_ROLE_LIMITS, windowSeconds: 60, buyerLimit: 30 },
       http: { trustProxy: 0, testDiagnostics: false },
       orders: { maxActiveHolds: 5, claimBatching: true, claimBatchesInFlight: 1 },
-      live: { redisUrl: undefined, sockets: { maxSubscriptionsPerSocket: 100, maxSocketsPerClient: 100, maxSocketsPerIp: 32 } },
+      live: {
+        redisUrl: undefined,
+        sockets: { maxSubscriptionsPerSocket: 100, maxSocketsPerClient: 100, maxSocketsPerIp: 32 },
+      },
     });
     expect(DEFAULT_ROLE_LIMITS).toEqual({ public: 300_000, storefront: 300_000, partner: 60_000, admin: 6_000 });
     // one number for every role, 0 for none
     expect(loadConfig({ RATE_LIMIT_PER_WINDOW: '1200' }).rateLimits.limit).toBe(1200);
-    expect(loadConfig({ RATE_LIMIT_PER_WINDOW: '0', RATE_LIMIT_BUYER_PER_WINDOW: '0' }).rateLimits).toMatchObject({ limit: 0, buyerLimit: 0 });
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', MAX_DEPTH: '5' })).toMatchObject({ live: { redisUrl: 'redis://127.0.0.1:6379' }, limits: { maxDepth: 5 } });
+    expect(loadConfig({ RATE_LIMIT_PER_WINDOW: '0', RATE_LIMIT_BUYER_PER_WINDOW: '0' }).rateLimits).toMatchObject({
+      limit: 0,
+      buyerLimit: 0,
+    });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', MAX_DEPTH: '5' })).toMatchObject({
+      live: { redisUrl: 'redis://127.0.0.1:6379' },
+      limits: { maxDepth: 5 },
+    });
   });
 
   it('has the documented defaults in the worker, where DATABASE_URL and API_KEYS are required', () => {
@@ -29,7 +41,12 @@ describe('limit, rate limit and edge configuration', () => {
         neonWsProxy: undefined,
         timeouts: { connectMs: 5_000, statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 },
       },
-      auth: { apiKeys: [{ role: 'storefront', key: 'abcdefgh12_storefront_key' }, { role: 'partner', key: 'partner1234_partner_key_x' }] },
+      auth: {
+        apiKeys: [
+          { role: 'storefront', key: 'abcdefgh12_storefront_key' },
+          { role: 'partner', key: 'partner1234_partner_key_x' },
+        ],
+      },
       edgeCache: { ttlSeconds: 2, staleWhileRevalidateSeconds: 10 },
       limits: { maxBodyBytes: 65_536, maxCost: 1_000 },
       orders: { maxActiveHolds: 5 },
@@ -44,7 +61,11 @@ describe('limit, rate limit and edge configuration', () => {
     for (const env of ['production', 'development', 'test']) {
       let message = '';
       try {
-        loadWorkerConfig({ ...WORKER, NODE_ENV: env, API_KEYS: 'storefront:abcdefgh12_storefront_key,admin:admin_key_23_characters' });
+        loadWorkerConfig({
+          ...WORKER,
+          NODE_ENV: env,
+          API_KEYS: 'storefront:abcdefgh12_storefront_key,admin:admin_key_23_characters',
+        });
       } catch (err) {
         message = (err as Error).message;
       }
@@ -85,6 +106,8 @@ describe('limit, rate limit and edge configuration', () => {
 
   it('refuses the test-only diagnostics route in production, naming the variable', () => {
     expect(loadConfig({ LASTUNIT_TEST_DIAGNOSTICS: 'on' }).http.testDiagnostics).toBe(true);
-    expect(() => loadConfig({ LASTUNIT_TEST_DIAGNOSTICS: 'on', NODE_ENV: 'production' })).toThrow(/LASTUNIT_TEST_DIAGNOSTICS: test-only/);
+    expect(() => loadConfig({ LASTUNIT_TEST_DIAGNOSTICS: 'on', NODE_ENV: 'production' })).toThrow(
+      /LASTUNIT_TEST_DIAGNOSTICS: test-only/,
+    );
   });
 });

@@ -29,7 +29,11 @@ describe('the worker configuration', () => {
   });
 
   it('answers 500 MISCONFIGURED, without echoing any value, when a binding is invalid', async () => {
-    const w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { API_KEYS: 'root:secret-value-123' }, name: 'bad' });
+    const w = await startLocalWorker({
+      databaseUrl: t.dbUrl,
+      vars: { API_KEYS: 'root:secret-value-123' },
+      name: 'bad',
+    });
     workers.push(w);
     const r = await post(w, `{ __typename }`);
     expect(r.status).toBe(500);
@@ -40,7 +44,11 @@ describe('the worker configuration', () => {
 
   it('holds API keys to 24+ characters whatever NODE_ENV says (the production profile is always on in Workers)', async () => {
     const short = 'admin_key_23_characters';
-    const w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { API_KEYS: `storefront:${KEYS.storefront},admin:${short}`, NODE_ENV: 'test' }, name: 'short' });
+    const w = await startLocalWorker({
+      databaseUrl: t.dbUrl,
+      vars: { API_KEYS: `storefront:${KEYS.storefront},admin:${short}`, NODE_ENV: 'test' },
+      name: 'short',
+    });
     workers.push(w);
     const r = await post(w, `{ __typename }`);
     expect(r.status).toBe(500);

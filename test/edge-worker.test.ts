@@ -6,26 +6,44 @@ const TTL = 1;
 const t = await startTestApp();
 let w: LocalWorker;
 beforeAll(async () => {
-  w = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { EDGE_CACHE_TTL_SECONDS: String(TTL), EDGE_CACHE_SWR_SECONDS: '30' }, name: 'edge' });
+  w = await startLocalWorker({
+    databaseUrl: t.dbUrl,
+    vars: { EDGE_CACHE_TTL_SECONDS: String(TTL), EDGE_CACHE_SWR_SECONDS: '30' },
+    name: 'edge',
+  });
 });
 afterAll(() => w?.stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const call = async (req: Request) => {
   const res = await w.fetch(req);
-  return { status: res.status, headers: res.headers, cache: res.headers.get('x-lastunit-cache'), body: (await res.json()) as any };
+  return {
+    status: res.status,
+    headers: res.headers,
+    cache: res.headers.get('x-lastunit-cache'),
+    body: (await res.json()) as any,
+  };
 };
-const availability = (sku: string, key = KEYS.storefront) => call(persistedRequest('ProductAvailability', { sku }, key, 'GET', 'http://edge.test'));
+const availability = (sku: string, key = KEYS.storefront) =>
+  call(persistedRequest('ProductAvailability', { sku }, key, 'GET', 'http://edge.test'));
 const post = (query: string, variables: Record<string, unknown> = {}, key: string = KEYS.storefront) =>
   call(
     new Request('http://edge.test/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${key}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json',
+        authorization: `Bearer ${key}`,
+      },
       body: JSON.stringify({ query, variables }),
     }),
   );
 const setStock = (sku: string, available: number) =>
-  t.gql(`mutation { setStock(input: { sku: "${sku}", available: ${available} }) { userErrors { code } } }`, {}, KEYS.admin);
+  t.gql(
+    `mutation { setStock(input: { sku: "${sku}", available: ${available} }) { userErrors { code } } }`,
+    {},
+    KEYS.admin,
+  );
 
 describe('the worker in workerd, on PostgreSQL through the Neon driver and the Cache API', () => {
   it('serves availability, then serves it again from the cache without reaching the database', async () => {
@@ -38,7 +56,11 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
 
     await sleep(300); // the first request's pool says goodbye to PostgreSQL after its response
     const before = { ...w.bridge.stats };
-    const again = await Promise.all([availability('EDGE-1'), availability('EDGE-1', KEYS.storefront2), availability('EDGE-1', KEYS.partner)]);
+    const again = await Promise.all([
+      availability('EDGE-1'),
+      availability('EDGE-1', KEYS.storefront2),
+      availability('EDGE-1', KEYS.partner),
+    ]);
     for (const r of again) {
       expect(r.cache).toBe('HIT');
       expect(r.body).toEqual(first.body);
@@ -66,7 +88,9 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
 
   it('never caches mutations, documents, or a customer order', async () => {
     await t.product('EDGE-3', 2);
-    const placed = await post(PLACE_ORDER, { input: { idempotencyKey: 'edge-k1', customerId: 'c1', lines: [{ sku: 'EDGE-3', quantity: 1 }] } });
+    const placed = await post(PLACE_ORDER, {
+      input: { idempotencyKey: 'edge-k1', customerId: 'c1', lines: [{ sku: 'EDGE-3', quantity: 1 }] },
+    });
     expect(placed.body.data.placeOrder.order.status).toBe('RESERVED');
     expect(placed.cache).toBeNull();
     const id = placed.body.data.placeOrder.order.id;
@@ -78,7 +102,9 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
       expect(theirs.body.data.order).toBeNull();
     }
     // a document sent with a cacheable id runs the document: it must neither be stored under the id nor answered from it
-    const cacheableId = new URL(persistedRequest('ProductAvailability', { sku: 'EDGE-3' }, null, 'GET', 'http://edge.test').url).searchParams;
+    const cacheableId = new URL(
+      persistedRequest('ProductAvailability', { sku: 'EDGE-3' }, null, 'GET', 'http://edge.test').url,
+    ).searchParams;
     const sneaky = new URL('http://edge.test/graphql');
     sneaky.searchParams.set('query', `query($id: ID!) { order(id: $id) { id customerId } }`);
     sneaky.searchParams.set('variables', JSON.stringify({ sku: 'EDGE-3', id }));
@@ -97,15 +123,27 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
 
   it('lets a partner run manifest operations by id over GET (cacheable) and refuses its documents', async () => {
     await t.product('EDGE-P', 4);
-    const byId = await call(persistedRequest('Products', { skus: ['EDGE-P'] }, KEYS.partner, 'GET', 'http://edge.test'));
+    const byId = await call(
+      persistedRequest('Products', { skus: ['EDGE-P'] }, KEYS.partner, 'GET', 'http://edge.test'),
+    );
     expect(byId.status).toBe(200);
-    expect(byId.body.data.products[0]).toMatchObject({ sku: 'EDGE-P', price: { amount: 1000, currencyCode: 'USD' }, availability: { available: 4 } });
+    expect(byId.body.data.products[0]).toMatchObject({
+      sku: 'EDGE-P',
+      price: { amount: 1000, currencyCode: 'USD' },
+      availability: { available: 4 },
+    });
     expect(byId.cache).toBe('MISS');
-    expect((await call(persistedRequest('Products', { skus: ['EDGE-P'] }, KEYS.partner, 'GET', 'http://edge.test'))).cache).toBe('HIT');
+    expect(
+      (await call(persistedRequest('Products', { skus: ['EDGE-P'] }, KEYS.partner, 'GET', 'http://edge.test'))).cache,
+    ).toBe('HIT');
     const doc = await post(`{ products(skus: ["EDGE-P"]) { sku } }`, {}, KEYS.partner);
     expect(doc.status).toBe(403);
     expect(doc.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_ONLY');
-    const unknown = await call(new Request(`http://edge.test/graphql?documentId=${'0'.repeat(64)}`, { headers: { authorization: `Bearer ${KEYS.partner}` } }));
+    const unknown = await call(
+      new Request(`http://edge.test/graphql?documentId=${'0'.repeat(64)}`, {
+        headers: { authorization: `Bearer ${KEYS.partner}` },
+      }),
+    );
     expect(unknown.status).toBe(404);
     expect(unknown.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
@@ -118,7 +156,9 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
     expect(tokens.status).toBe(400);
     expect(tokens.body.errors[0].extensions.code).toBe('TOO_MANY_TOKENS');
     expect((await availability('EDGE-1')).status).toBe(200);
-    const aliases = await post(`{ ${Array.from({ length: 40 }, (_, i) => `a${i}: product(sku: "X") { sku }`).join(' ')} }`);
+    const aliases = await post(
+      `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: product(sku: "X") { sku }`).join(' ')} }`,
+    );
     expect(aliases.status).toBe(400);
     expect(aliases.body.errors[0].extensions.code).toBe('TOO_MANY_ALIASES');
     const batch = await call(
@@ -136,7 +176,9 @@ describe('the worker in workerd, on PostgreSQL through the Neon driver and the C
 describe('the last unit, through the worker and the Node host at once', () => {
   it('goes to exactly one of 100 buyers, 50 at the edge and 50 on Node', async () => {
     await t.product('EDGE-LAST', 1);
-    const input = (i: number) => ({ input: { idempotencyKey: `last-${i}`, customerId: `buyer-${i}`, lines: [{ sku: 'EDGE-LAST', quantity: 1 }] } });
+    const input = (i: number) => ({
+      input: { idempotencyKey: `last-${i}`, customerId: `buyer-${i}`, lines: [{ sku: 'EDGE-LAST', quantity: 1 }] },
+    });
     const answers = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
         const r = i % 2 ? await post(PLACE_ORDER, input(i)) : await t.gql(PLACE_ORDER, input(i));

@@ -4,7 +4,9 @@ import { encodeOnce } from '../subscriptions/encode-once.js';
 describe('encodeOnce', () => {
   it('sends every socket the same JSON as a plain stringify would, encoding the shared payload once', () => {
     const enc = encodeOnce();
-    const payload = { data: { availabilityChanged: { sku: 'A"\\\u0001lu:1', available: 0, soldOut: true, version: 7 } } };
+    const payload = {
+      data: { availabilityChanged: { sku: 'A"\\\u0001lu:1', available: 0, soldOut: true, version: 7 } },
+    };
     const sent: string[] = [];
     const sockets = [1, 2, 3].map(() => ({ send: (d: string) => sent.push(d) }) as any);
     sockets.forEach((s) => enc.wrap(s));

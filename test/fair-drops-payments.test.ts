@@ -13,7 +13,14 @@ t.sandbox.configure({ webhookUrl: undefined }); // outcomes arrive only by the p
 
 let n = 0;
 async function buy(customerId: string, sku: string, token: string) {
-  const d = await t.http(PAY, { input: { idempotencyKey: `fdp-${++n}`, customerId, lines: [{ sku, quantity: 1 }], payment: { provider: 'sandbox', token } } });
+  const d = await t.http(PAY, {
+    input: {
+      idempotencyKey: `fdp-${++n}`,
+      customerId,
+      lines: [{ sku, quantity: 1 }],
+      payment: { provider: 'sandbox', token },
+    },
+  });
   const p = d.placeOrder as { order: { id: string; status: string } | null; userErrors: { code: string }[] };
   return { id: p.order?.id, status: p.userErrors[0]?.code ?? p.order!.status };
 }
@@ -27,7 +34,11 @@ async function counts(sku: string, customer: string) {
 }
 const limited = async (sku: string, limit: number) => {
   await t.product(sku, 100);
-  const d = await t.http(`mutation($i: SetPurchaseLimitInput!) { setPurchaseLimit(input: $i) { userErrors { code } } }`, { i: { sku, limit } }, KEYS.admin);
+  const d = await t.http(
+    `mutation($i: SetPurchaseLimitInput!) { setPurchaseLimit(input: $i) { userErrors { code } } }`,
+    { i: { sku, limit } },
+    KEYS.admin,
+  );
   expect(d.setPurchaseLimit.userErrors).toEqual([]);
 };
 
@@ -53,7 +64,13 @@ describe('fair-drop counters and payments', () => {
     expect(await counts('FDP-HOOK', 'buyer-hook')).toEqual({ units: 1, holds: 1 });
     expect((await buy('buyer-hook', 'FDP-HOOK', 'tok_approve')).status).toBe('PURCHASE_LIMIT');
     // the processor's verdict arrives as a signed webhook
-    const body = JSON.stringify({ id: `evt_decline_${o.id}`, type: 'payment.failed', orderId: o.id, providerRef: 'sbx_test', reason: 'card_declined' });
+    const body = JSON.stringify({
+      id: `evt_decline_${o.id}`,
+      type: 'payment.failed',
+      orderId: o.id,
+      providerRef: 'sbx_test',
+      reason: 'card_declined',
+    });
     expect((await t.webhook(body, signPayload(body, SECRET))).status).toBe(200);
     await t.eventually(async () => (await t.order(o.id!)).status === 'REJECTED');
     expect(await counts('FDP-HOOK', 'buyer-hook')).toEqual({ units: null, holds: null });

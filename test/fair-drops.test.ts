@@ -7,7 +7,11 @@ import { persistedRequest } from '../kit/persisted.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
-const KEY = { shop: 'fair_drops_storefront_key_1', web: 'fair_drops_public_key_123', admin: 'fair_drops_admin_key_12345' };
+const KEY = {
+  shop: 'fair_drops_storefront_key_1',
+  web: 'fair_drops_public_key_123',
+  admin: 'fair_drops_admin_key_12345',
+};
 let srv: ServerProcess;
 beforeAll(async () => {
   srv = await spawnServer({
@@ -22,7 +26,12 @@ beforeAll(async () => {
 });
 afterAll(() => srv?.stop());
 
-async function gql(query: string, variables: Record<string, unknown>, key: string, headers: Record<string, string> = {}) {
+async function gql(
+  query: string,
+  variables: Record<string, unknown>,
+  key: string,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(srv.endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
@@ -34,24 +43,46 @@ async function gql(query: string, variables: Record<string, unknown>, key: strin
 }
 const PRODUCT = `product { sku purchaseLimit availability { available } }`;
 const createProduct = (sku: string, stock: number, purchaseLimit?: number) =>
-  gql(`mutation($i: CreateProductInput!) { createProduct(input: $i) { ${PRODUCT} userErrors { code field } } }`,
-    { i: { sku, name: sku, priceAmount: 500, currencyCode: 'USD', initialStock: stock, purchaseLimit } }, KEY.admin).then((d) => d.createProduct);
+  gql(
+    `mutation($i: CreateProductInput!) { createProduct(input: $i) { ${PRODUCT} userErrors { code field } } }`,
+    { i: { sku, name: sku, priceAmount: 500, currencyCode: 'USD', initialStock: stock, purchaseLimit } },
+    KEY.admin,
+  ).then((d) => d.createProduct);
 const setLimit = (sku: string, limit: number | null, key = KEY.admin) =>
-  gql(`mutation($i: SetPurchaseLimitInput!) { setPurchaseLimit(input: $i) { ${PRODUCT} userErrors { code field } } }`, { i: { sku, limit } }, key).then(
-    (d) => d.setPurchaseLimit,
-  );
+  gql(
+    `mutation($i: SetPurchaseLimitInput!) { setPurchaseLimit(input: $i) { ${PRODUCT} userErrors { code field } } }`,
+    { i: { sku, limit } },
+    key,
+  ).then((d) => d.setPurchaseLimit);
 type Placed = { order: { id: string; status: string } | null; userErrors: { code: string; sku: string | null }[] };
 let keys = 0;
-const place = (customerId: string, lines: { sku: string; quantity: number }[], key = KEY.shop, headers: Record<string, string> = {}): Promise<Placed> =>
-  gql(`mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { id status } userErrors { code sku } } }`,
-    { i: { idempotencyKey: `fd-${++keys}`, customerId, lines } }, key, headers).then((d) => d.placeOrder);
+const place = (
+  customerId: string,
+  lines: { sku: string; quantity: number }[],
+  key = KEY.shop,
+  headers: Record<string, string> = {},
+): Promise<Placed> =>
+  gql(
+    `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { id status } userErrors { code sku } } }`,
+    { i: { idempotencyKey: `fd-${++keys}`, customerId, lines } },
+    key,
+    headers,
+  ).then((d) => d.placeOrder);
 const release = (orderId: string) =>
-  gql(`mutation($i: ReleaseReservationInput!) { releaseReservation(input: $i) { order { status } userErrors { code } } }`, { i: { orderId } }, KEY.shop).then(
-    (d) => d.releaseReservation,
-  );
+  gql(
+    `mutation($i: ReleaseReservationInput!) { releaseReservation(input: $i) { order { status } userErrors { code } } }`,
+    { i: { orderId } },
+    KEY.shop,
+  ).then((d) => d.releaseReservation);
 /** placeOrder from a browser: a public key runs the shipped PlaceOrder operation by id. */
 async function placeFromBrowser(customerId: string, sku: string, forwardedFor: string): Promise<Placed> {
-  const req = persistedRequest('PlaceOrder', { input: { idempotencyKey: `fd-${++keys}`, customerId, lines: [{ sku, quantity: 1 }] } }, KEY.web, 'POST', srv.url);
+  const req = persistedRequest(
+    'PlaceOrder',
+    { input: { idempotencyKey: `fd-${++keys}`, customerId, lines: [{ sku, quantity: 1 }] } },
+    KEY.web,
+    'POST',
+    srv.url,
+  );
   req.headers.set('x-forwarded-for', forwardedFor);
   const res = await fetch(req);
   const body = (await res.json()) as any;
@@ -59,7 +90,8 @@ async function placeFromBrowser(customerId: string, sku: string, forwardedFor: s
   return body.data.placeOrder;
 }
 const outcome = (p: Placed) => (p.userErrors[0]?.code ?? p.order?.status)!;
-const tally = (all: Placed[]) => all.map(outcome).reduce<Record<string, number>>((m, c) => ({ ...m, [c]: (m[c] ?? 0) + 1 }), {});
+const tally = (all: Placed[]) =>
+  all.map(outcome).reduce<Record<string, number>>((m, c) => ({ ...m, [c]: (m[c] ?? 0) + 1 }), {});
 /** What the counters say, next to what the reservations they count say (they must never drift apart). */
 async function counted(sku: string, customer: string) {
   const { rows } = await tdb.db.query(
@@ -78,15 +110,25 @@ async function batchStats() {
 
 describe('purchase limit (I12)', () => {
   it('is set by createProduct and setPurchaseLimit (admin only), shown on Product, and refused when not a positive integer', async () => {
-    expect(await createProduct('FD-SET', 10, 2)).toMatchObject({ product: { sku: 'FD-SET', purchaseLimit: 2 }, userErrors: [] });
+    expect(await createProduct('FD-SET', 10, 2)).toMatchObject({
+      product: { sku: 'FD-SET', purchaseLimit: 2 },
+      userErrors: [],
+    });
     expect(await setLimit('FD-SET', 4)).toMatchObject({ product: { purchaseLimit: 4 }, userErrors: [] });
-    expect(await setLimit('FD-SET', 0)).toMatchObject({ product: null, userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'limit'] }] });
+    expect(await setLimit('FD-SET', 0)).toMatchObject({
+      product: null,
+      userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'limit'] }],
+    });
     expect(await setLimit('FD-NONE', 1)).toMatchObject({ product: null, userErrors: [{ code: 'UNKNOWN_SKU' }] });
-    expect((await createProduct('FD-BAD', 1, -1)).userErrors).toEqual([{ code: 'INVALID_INPUT', field: ['input', 'purchaseLimit'] }]);
+    expect((await createProduct('FD-BAD', 1, -1)).userErrors).toEqual([
+      { code: 'INVALID_INPUT', field: ['input', 'purchaseLimit'] },
+    ]);
     const forbidden = await fetch(srv.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY.shop}` },
-      body: JSON.stringify({ query: `mutation { setPurchaseLimit(input: { sku: "FD-SET", limit: 100 }) { userErrors { code } } }` }),
+      body: JSON.stringify({
+        query: `mutation { setPurchaseLimit(input: { sku: "FD-SET", limit: 100 }) { userErrors { code } } }`,
+      }),
     });
     expect(forbidden.status).toBe(403);
     expect(await setLimit('FD-SET', null)).toMatchObject({ product: { purchaseLimit: null } });
@@ -106,7 +148,10 @@ describe('purchase limit (I12)', () => {
     expect(after.orders - before.orders).toBe(50);
     expect(after.batches - before.batches).toBeLessThan(50); // some attempts shared a transaction (place_orders)
     expect(await counted('FD-HOT', 'hoarder')).toEqual({ units: 3, held: 3 });
-    expect((await gql(`{ product(sku: "FD-HOT") { availability { available } } }`, {}, KEY.shop)).product.availability.available).toBe(997);
+    expect(
+      (await gql(`{ product(sku: "FD-HOT") { availability { available } } }`, {}, KEY.shop)).product.availability
+        .available,
+    ).toBe(997);
     // another customer of the same shop has a limit of their own
     expect(outcome(await place('someone-else', [{ sku: 'FD-HOT', quantity: 3 }]))).toBe('RESERVED');
   });
@@ -115,11 +160,15 @@ describe('purchase limit (I12)', () => {
     // The customer's 5 hold slots (MAX_ACTIVE_HOLDS) are never what refuses these: the purchase limit is checked first,
     // so a request both limits refuse is named PURCHASE_LIMIT, though the batch counted holds before its claims.
     await createProduct('FD-ONE', 100, 1);
-    const all = await Promise.all(Array.from({ length: 20 }, () => place('one-each', [{ sku: 'FD-ONE', quantity: 1 }])));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, () => place('one-each', [{ sku: 'FD-ONE', quantity: 1 }])),
+    );
     expect(tally(all)).toEqual({ RESERVED: 1, PURCHASE_LIMIT: 19 });
     expect(all.filter((p) => p.userErrors.length).every((p) => p.userErrors[0]!.sku === 'FD-ONE')).toBe(true);
     expect(await counted('FD-ONE', 'one-each')).toEqual({ units: 1, held: 1 });
-    const { rows } = await tdb.db.query(`SELECT active FROM buyer_holds WHERE client_id = 'shop' AND buyer = 'customer:one-each'`);
+    const { rows } = await tdb.db.query(
+      `SELECT active FROM buyer_holds WHERE client_id = 'shop' AND buyer = 'customer:one-each'`,
+    );
     expect(rows).toEqual([{ active: 1 }]); // I14: only the order that holds a unit counts
   });
 
@@ -127,7 +176,12 @@ describe('purchase limit (I12)', () => {
     await createProduct('FD-CART-A', 1000, 4);
     await createProduct('FD-CART-B', 1000);
     const all = await Promise.all(
-      Array.from({ length: 50 }, () => place('cart-hoarder', [{ sku: 'FD-CART-A', quantity: 2 }, { sku: 'FD-CART-B', quantity: 1 }])),
+      Array.from({ length: 50 }, () =>
+        place('cart-hoarder', [
+          { sku: 'FD-CART-A', quantity: 2 },
+          { sku: 'FD-CART-B', quantity: 1 },
+        ]),
+      ),
     );
     expect(tally(all)).toEqual({ RESERVED: 2, PURCHASE_LIMIT: 48 });
     expect(await counted('FD-CART-A', 'cart-hoarder')).toEqual({ units: 4, held: 4 });
@@ -140,15 +194,22 @@ describe('purchase limit (I12)', () => {
 
   it('gives the units back to the customer when the hold is released or expires, in the same transaction', async () => {
     await createProduct('FD-BACK', 100, 2);
-    const [a, b] = [await place('returner', [{ sku: 'FD-BACK', quantity: 1 }]), await place('returner', [{ sku: 'FD-BACK', quantity: 1 }])];
+    const [a, b] = [
+      await place('returner', [{ sku: 'FD-BACK', quantity: 1 }]),
+      await place('returner', [{ sku: 'FD-BACK', quantity: 1 }]),
+    ];
     expect(outcome(await place('returner', [{ sku: 'FD-BACK', quantity: 1 }]))).toBe('PURCHASE_LIMIT');
     expect((await release(a.order!.id)).order.status).toBe('CANCELLED');
     expect(await counted('FD-BACK', 'returner')).toEqual({ units: 1, held: 1 });
     const c = await place('returner', [{ sku: 'FD-BACK', quantity: 1 }]);
     expect(outcome(c)).toBe('RESERVED');
     // expiry (the server's own sweeper): both holds run out, and the customer may buy 2 again
-    await tdb.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = ANY ($1::uuid[])`, [[b.order!.id, c.order!.id]]);
-    for (let i = 0; i < 100 && (await counted('FD-BACK', 'returner')).units !== null; i++) await new Promise((r) => setTimeout(r, 50));
+    await tdb.db.query(
+      `UPDATE reservations SET expires_at = now() - interval '1 second' WHERE order_id = ANY ($1::uuid[])`,
+      [[b.order!.id, c.order!.id]],
+    );
+    for (let i = 0; i < 100 && (await counted('FD-BACK', 'returner')).units !== null; i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(await counted('FD-BACK', 'returner')).toEqual({ units: null, held: 0 }); // no row left at zero
     expect(outcome(await place('returner', [{ sku: 'FD-BACK', quantity: 2 }]))).toBe('RESERVED');
   });
@@ -180,7 +241,9 @@ describe('active holds per buyer (I14)', () => {
     await release(first.order!.id);
     expect(outcome(await place('greedy', [{ sku: 'FD-HOLD', quantity: 1 }]))).toBe('RESERVED');
     expect(outcome(await place('greedy', [{ sku: 'FD-HOLD', quantity: 1 }]))).toBe('HOLD_LIMIT');
-    const { rows } = await tdb.db.query(`SELECT active FROM buyer_holds WHERE client_id = 'shop' AND buyer = 'customer:greedy'`);
+    const { rows } = await tdb.db.query(
+      `SELECT active FROM buyer_holds WHERE client_id = 'shop' AND buyer = 'customer:greedy'`,
+    );
     expect(rows).toEqual([{ active: 5 }]);
   });
 
@@ -188,33 +251,68 @@ describe('active holds per buyer (I14)', () => {
     await createProduct('FD-H2-A', 100);
     await createProduct('FD-H2-B', 1);
     await createProduct('FD-H2-C', 0);
-    for (let i = 0; i < 4; i++) expect(outcome(await place('carts', [{ sku: 'FD-H2-A', quantity: 1 }, { sku: 'FD-H2-B', quantity: 1 }].slice(0, i ? 1 : 2)))).toBe('RESERVED');
+    for (let i = 0; i < 4; i++)
+      expect(
+        outcome(
+          await place(
+            'carts',
+            [
+              { sku: 'FD-H2-A', quantity: 1 },
+              { sku: 'FD-H2-B', quantity: 1 },
+            ].slice(0, i ? 1 : 2),
+          ),
+        ),
+      ).toBe('RESERVED');
     expect(outcome(await place('carts', [{ sku: 'FD-H2-C', quantity: 1 }]))).toBe('SOLD_OUT');
-    expect(outcome(await place('carts', [{ sku: 'FD-H2-A', quantity: 1 }, { sku: 'FD-H2-B', quantity: 1 }]))).toBe('SOLD_OUT');
+    expect(
+      outcome(
+        await place('carts', [
+          { sku: 'FD-H2-A', quantity: 1 },
+          { sku: 'FD-H2-B', quantity: 1 },
+        ]),
+      ),
+    ).toBe('SOLD_OUT');
     expect(outcome(await place('carts', [{ sku: 'FD-H2-A', quantity: 1 }]))).toBe('RESERVED'); // the 5th
     expect(outcome(await place('carts', [{ sku: 'FD-H2-A', quantity: 1 }]))).toBe('HOLD_LIMIT');
   });
 
-  it('counts a public key\'s holds per client address, whatever customerId the page sends', async () => {
+  it("counts a public key's holds per client address, whatever customerId the page sends", async () => {
     await createProduct('FD-WEB', 1000);
-    const one = await Promise.all(Array.from({ length: 20 }, (_, i) => placeFromBrowser(`anyone-${i}`, 'FD-WEB', '203.0.113.7')));
+    const one = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => placeFromBrowser(`anyone-${i}`, 'FD-WEB', '203.0.113.7')),
+    );
     expect(tally(one)).toEqual({ RESERVED: 5, HOLD_LIMIT: 15 });
     expect(outcome(await placeFromBrowser('anyone-0', 'FD-WEB', '198.51.100.20'))).toBe('RESERVED');
     // X-Forwarded-For is read only as far as TRUST_PROXY says: an address the client prepends itself changes nothing
     expect(outcome(await placeFromBrowser('anyone-1', 'FD-WEB', '192.0.2.1, 203.0.113.7'))).toBe('HOLD_LIMIT');
     const { rows } = await tdb.db.query(`SELECT buyer, active FROM buyer_holds WHERE client_id = 'web' ORDER BY buyer`);
-    expect(rows).toEqual([{ buyer: 'ip:198.51.100.20', active: 1 }, { buyer: 'ip:203.0.113.7', active: 5 }]);
+    expect(rows).toEqual([
+      { buyer: 'ip:198.51.100.20', active: 1 },
+      { buyer: 'ip:203.0.113.7', active: 5 },
+    ]);
   });
 });
 
 describe('the constraints behind the counters', () => {
   it('refuse direct SQL that would push a counter past the limit it was claimed under, or below zero (I12, I14)', async () => {
-    await tdb.db.query(`INSERT INTO customer_purchases (client_id, customer_id, sku, units, max_units) VALUES ('sql', 'c', 'FD-SET', 2, 2)`);
-    await expect(tdb.db.query(`UPDATE customer_purchases SET units = 3 WHERE client_id = 'sql'`)).rejects.toThrow(/check constraint/);
-    await expect(tdb.db.query(`UPDATE customer_purchases SET units = -1 WHERE client_id = 'sql'`)).rejects.toThrow(/check constraint/);
-    await tdb.db.query(`INSERT INTO buyer_holds (client_id, buyer, active, max_active) VALUES ('sql', 'customer:c', 5, 5)`);
-    await expect(tdb.db.query(`UPDATE buyer_holds SET active = 6 WHERE client_id = 'sql'`)).rejects.toThrow(/check constraint/);
-    await expect(tdb.db.query(`UPDATE inventory SET purchase_limit = 0 WHERE sku = 'FD-SET'`)).rejects.toThrow(/check constraint/);
+    await tdb.db.query(
+      `INSERT INTO customer_purchases (client_id, customer_id, sku, units, max_units) VALUES ('sql', 'c', 'FD-SET', 2, 2)`,
+    );
+    await expect(tdb.db.query(`UPDATE customer_purchases SET units = 3 WHERE client_id = 'sql'`)).rejects.toThrow(
+      /check constraint/,
+    );
+    await expect(tdb.db.query(`UPDATE customer_purchases SET units = -1 WHERE client_id = 'sql'`)).rejects.toThrow(
+      /check constraint/,
+    );
+    await tdb.db.query(
+      `INSERT INTO buyer_holds (client_id, buyer, active, max_active) VALUES ('sql', 'customer:c', 5, 5)`,
+    );
+    await expect(tdb.db.query(`UPDATE buyer_holds SET active = 6 WHERE client_id = 'sql'`)).rejects.toThrow(
+      /check constraint/,
+    );
+    await expect(tdb.db.query(`UPDATE inventory SET purchase_limit = 0 WHERE sku = 'FD-SET'`)).rejects.toThrow(
+      /check constraint/,
+    );
   });
 });
 
@@ -223,7 +321,13 @@ describe('the counters never drift from the holds they count', () => {
     await createProduct('FD-MIX-A', 200, 3);
     await createProduct('FD-MIX-B', 200, 2);
     const buyers = ['m1', 'm2', 'm3'];
-    const lines = (i: number) => (i % 3 === 0 ? [{ sku: 'FD-MIX-A', quantity: 1 }, { sku: 'FD-MIX-B', quantity: 1 }] : [{ sku: i % 2 ? 'FD-MIX-A' : 'FD-MIX-B', quantity: 1 }]);
+    const lines = (i: number) =>
+      i % 3 === 0
+        ? [
+            { sku: 'FD-MIX-A', quantity: 1 },
+            { sku: 'FD-MIX-B', quantity: 1 },
+          ]
+        : [{ sku: i % 2 ? 'FD-MIX-A' : 'FD-MIX-B', quantity: 1 }];
     const round = () =>
       Promise.all(
         Array.from({ length: 30 }, async (_, i) => {
@@ -233,7 +337,9 @@ describe('the counters never drift from the holds they count', () => {
       );
     // the server's sweeper (every second) takes the overdue ones whenever it runs, during the rounds' claims too
     const swept = async () => {
-      while ((await tdb.db.query(`SELECT 1 FROM reservations WHERE state = 'HELD' AND expires_at < now() LIMIT 1`)).rowCount)
+      while (
+        (await tdb.db.query(`SELECT 1 FROM reservations WHERE state = 'HELD' AND expires_at < now() LIMIT 1`)).rowCount
+      )
         await new Promise((r) => setTimeout(r, 100));
     };
     for (let n = 0; n < 4; n++) {
@@ -266,7 +372,8 @@ describe('the counters never drift from the holds they count', () => {
     expect(drift.rows.length).toBeGreaterThan(0);
     for (const r of drift.rows) expect(r.counted ?? 0, JSON.stringify(r)).toBe(r.actual);
     // and nobody exceeded a limit
-    for (const r of drift.rows.filter((x) => x.kind === 'purchase')) expect(r.actual).toBeLessThanOrEqual(r.sku === 'FD-MIX-A' ? 3 : 2);
+    for (const r of drift.rows.filter((x) => x.kind === 'purchase'))
+      expect(r.actual).toBeLessThanOrEqual(r.sku === 'FD-MIX-A' ? 3 : 2);
     for (const r of drift.rows.filter((x) => x.kind === 'holds')) expect(r.actual).toBeLessThanOrEqual(5);
     expect(srv.output()).not.toMatch(/deadlock|40P01/);
   });

@@ -20,7 +20,12 @@ describe.skipIf(!hasChromium)('GraphiQL, offline, in headless Chromium', () => {
     const res = await fetch(host.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
-      body: JSON.stringify({ query: CREATE_PRODUCT, variables: { input: { sku: 'GQL-1', name: 'Offline lamp', priceAmount: 900, currencyCode: 'USD', initialStock: 3 } } }),
+      body: JSON.stringify({
+        query: CREATE_PRODUCT,
+        variables: {
+          input: { sku: 'GQL-1', name: 'Offline lamp', priceAmount: 900, currencyCode: 'USD', initialStock: 3 },
+        },
+      }),
     });
     expect(((await res.json()) as any).data.createProduct.userErrors).toEqual([]);
     browser = await launchChromium();
@@ -45,7 +50,13 @@ describe.skipIf(!hasChromium)('GraphiQL, offline, in headless Chromium', () => {
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     page.on('console', (m) => m.type() === 'error' && !/401/.test(m.text()) && problems.push(`console: ${m.text()}`));
     const sent: { authorization?: string; body: string }[] = [];
-    page.on('request', (r) => r.method() === 'POST' && r.url().endsWith('/graphql') && sent.push({ authorization: r.headers().authorization, body: r.postData() ?? '' }));
+    page.on(
+      'request',
+      (r) =>
+        r.method() === 'POST' &&
+        r.url().endsWith('/graphql') &&
+        sent.push({ authorization: r.headers().authorization, body: r.postData() ?? '' }),
+    );
 
     const query = '{ product(sku: "GQL-1") { name availability { available } } }';
     const res = await page.goto(`${host.endpoint}?query=${encodeURIComponent(query)}`);
@@ -73,7 +84,12 @@ describe.skipIf(!hasChromium)('GraphiQL, offline, in headless Chromium', () => {
     const html = await (await fetch(host.endpoint, { headers: { accept: 'text/html' } })).text();
     expect(html).toContain(`script-src 'self';`);
     const assets = [...html.matchAll(/(?:src|href)="(\/graphiql\/[^"]+)"/g)].map((m) => m[1]!);
-    expect(assets.map((a) => a.split('/').pop()).sort()).toEqual(['favicon.ico', 'graphiql.css', 'start.js', 'yoga-graphiql.js']);
+    expect(assets.map((a) => a.split('/').pop()).sort()).toEqual([
+      'favicon.ico',
+      'graphiql.css',
+      'start.js',
+      'yoga-graphiql.js',
+    ]);
     for (const a of assets) {
       const r = await fetch(`${host.url}${a}`);
       expect(r.status, a).toBe(200);

@@ -20,7 +20,9 @@ describe('npm run worker:sweeper', () => {
   it('runs the sweeper alone against DATABASE_URL and expires due holds', async () => {
     await tdb.db.query(`INSERT INTO products (sku, name, price_amount, currency) VALUES ('SW-1', 'x', 100, 'USD')`);
     await tdb.db.query(`INSERT INTO inventory (sku, available) VALUES ('SW-1', 1)`);
-    const r = await tdb.db.query(`SELECT place_order('c', 'u', 'k', 'h', '[{"sku":"SW-1","quantity":1}]', 600, 24) AS r`);
+    const r = await tdb.db.query(
+      `SELECT place_order('c', 'u', 'k', 'h', '[{"sku":"SW-1","quantity":1}]', 600, 24) AS r`,
+    );
     const orderId = r.rows[0].r.order.id;
     await makeHoldsOverdue(tdb.db, { orderIds: [orderId] });
     // LOG_LEVEL info: its ready line is the log line 'sweeper running'
@@ -36,7 +38,10 @@ describe('npm run worker:sweeper', () => {
         status = (await tdb.db.query(`SELECT status FROM orders WHERE id = $1`, [orderId])).rows[0].status;
       }
       expect(status).toBe('EXPIRED');
-      expect((await tdb.db.query(`SELECT available, reserved FROM inventory WHERE sku = 'SW-1'`)).rows[0]).toEqual({ available: 1, reserved: 0 });
+      expect((await tdb.db.query(`SELECT available, reserved FROM inventory WHERE sku = 'SW-1'`)).rows[0]).toEqual({
+        available: 1,
+        reserved: 0,
+      });
     } finally {
       expect(await sweeper.stop('SIGTERM', 20_000)).toBe(0);
     }

@@ -3,7 +3,8 @@ import { KEYS, startTestApp } from './support/app.js';
 import { makeKeysOverdue } from '../kit/holds.js';
 
 const t = await startTestApp();
-const count = async (table: string) => (await t.db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;
+const count = async (table: string) =>
+  (await t.db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;
 
 describe('placeOrder idempotency', () => {
   it('refuses the same key with different lines (IDEMPOTENCY_KEY_REUSED) and writes nothing', async () => {
@@ -11,14 +12,35 @@ describe('placeOrder idempotency', () => {
     await t.product('IDEM-B', 10);
     const first = await t.placeOrder({ idempotencyKey: 'k-1', lines: [{ sku: 'IDEM-A', quantity: 1 }] });
     expect(first.order?.status).toBe('RESERVED');
-    const before = { orders: await count('orders'), keys: await count('idempotency_keys'), outbox: await count('outbox'), a: await t.inventory('IDEM-A'), b: await t.inventory('IDEM-B') };
-    for (const lines of [[{ sku: 'IDEM-A', quantity: 2 }], [{ sku: 'IDEM-B', quantity: 1 }], [{ sku: 'IDEM-A', quantity: 1 }, { sku: 'IDEM-B', quantity: 1 }]]) {
+    const before = {
+      orders: await count('orders'),
+      keys: await count('idempotency_keys'),
+      outbox: await count('outbox'),
+      a: await t.inventory('IDEM-A'),
+      b: await t.inventory('IDEM-B'),
+    };
+    for (const lines of [
+      [{ sku: 'IDEM-A', quantity: 2 }],
+      [{ sku: 'IDEM-B', quantity: 1 }],
+      [
+        { sku: 'IDEM-A', quantity: 1 },
+        { sku: 'IDEM-B', quantity: 1 },
+      ],
+    ]) {
       const r = await t.placeOrder({ idempotencyKey: 'k-1', lines });
       expect(r.order).toBeNull();
       expect(r.replayed).toBe(false);
-      expect(r.userErrors).toEqual([expect.objectContaining({ code: 'IDEMPOTENCY_KEY_REUSED', field: ['input', 'idempotencyKey'] })]);
+      expect(r.userErrors).toEqual([
+        expect.objectContaining({ code: 'IDEMPOTENCY_KEY_REUSED', field: ['input', 'idempotencyKey'] }),
+      ]);
     }
-    expect({ orders: await count('orders'), keys: await count('idempotency_keys'), outbox: await count('outbox'), a: await t.inventory('IDEM-A'), b: await t.inventory('IDEM-B') }).toEqual(before);
+    expect({
+      orders: await count('orders'),
+      keys: await count('idempotency_keys'),
+      outbox: await count('outbox'),
+      a: await t.inventory('IDEM-A'),
+      b: await t.inventory('IDEM-B'),
+    }).toEqual(before);
   });
 
   it('replays a finished order on retry: replayed true, same order, no new claim', async () => {
@@ -37,8 +59,20 @@ describe('placeOrder idempotency', () => {
   it('treats the same cart in another line order as the same request', async () => {
     await t.product('IDEM-D', 5);
     await t.product('IDEM-E', 5);
-    const first = await t.placeOrder({ idempotencyKey: 'k-3', lines: [{ sku: 'IDEM-D', quantity: 1 }, { sku: 'IDEM-E', quantity: 1 }] });
-    const again = await t.placeOrder({ idempotencyKey: 'k-3', lines: [{ sku: 'IDEM-E', quantity: 1 }, { sku: 'IDEM-D', quantity: 1 }] });
+    const first = await t.placeOrder({
+      idempotencyKey: 'k-3',
+      lines: [
+        { sku: 'IDEM-D', quantity: 1 },
+        { sku: 'IDEM-E', quantity: 1 },
+      ],
+    });
+    const again = await t.placeOrder({
+      idempotencyKey: 'k-3',
+      lines: [
+        { sku: 'IDEM-E', quantity: 1 },
+        { sku: 'IDEM-D', quantity: 1 },
+      ],
+    });
     expect(again).toMatchObject({ replayed: true, order: { id: first.order!.id } });
   });
 

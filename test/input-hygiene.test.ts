@@ -10,7 +10,9 @@ import { createTestDatabase } from './support/db.js';
 const tdb = await createTestDatabase();
 let srv: ServerProcess;
 beforeAll(async () => {
-  srv = await spawnServer({ env: { DATABASE_URL: tdb.url, API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`, LOG_LEVEL: 'warn' } });
+  srv = await spawnServer({
+    env: { DATABASE_URL: tdb.url, API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`, LOG_LEVEL: 'warn' },
+  });
 });
 afterAll(async () => {
   await srv?.stop();
@@ -37,7 +39,9 @@ const logSince = (from: number) =>
 describe('invalid input', () => {
   it('a NUL byte in product(sku) or products(skus) finds nothing, without touching the database or the error log', async () => {
     const from = srv.output().length;
-    const r = await gql(`query($sku: String!) { product(sku: $sku) { sku } products(skus: [$sku, "NOPE"]) { sku } }`, { sku: 'a\u0000b' });
+    const r = await gql(`query($sku: String!) { product(sku: $sku) { sku } products(skus: [$sku, "NOPE"]) { sku } }`, {
+      sku: 'a\u0000b',
+    });
     expect(r).toEqual({ data: { product: null, products: [null, null] } });
     expect((await gql(`{ product(sku: "a\\u0000b") { sku } }`)).data).toEqual({ product: null });
     expect(logSince(from).filter((l) => l.level >= 50)).toEqual([]);
@@ -46,7 +50,9 @@ describe('invalid input', () => {
   it('a NUL byte in orders(customerId) finds nothing and in a cursor is a 400, without touching the database or the log', async () => {
     const from = srv.output().length;
     const q = `query($c: ID, $after: String) { orders(customerId: $c, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`;
-    expect(await gql(q, { c: 'a\u0000b' })).toEqual({ data: { orders: { edges: [], pageInfo: { hasNextPage: false, endCursor: null } } } });
+    expect(await gql(q, { c: 'a\u0000b' })).toEqual({
+      data: { orders: { edges: [], pageInfo: { hasNextPage: false, endCursor: null } } },
+    });
     const cursor = (parts: string[]) => Buffer.from(JSON.stringify(parts)).toString('base64url'); // the shape this API gives out
     for (const [query, after] of [
       [q, cursor([new Date().toISOString(), '00000000-0000-4000-8000-00000000000\u0000'])],
@@ -54,7 +60,9 @@ describe('invalid input', () => {
     ] as const) {
       const r = await gql(query, { after });
       expect(r.data ?? null).toBeNull();
-      expect(r.errors.map((e: any) => [e.message, e.extensions?.code])).toEqual([['after is not a cursor this API gave out', 'BAD_USER_INPUT']]);
+      expect(r.errors.map((e: any) => [e.message, e.extensions?.code])).toEqual([
+        ['after is not a cursor this API gave out', 'BAD_USER_INPUT'],
+      ]);
     }
     expect(logSince(from)).toEqual([]); // nothing reached the database to fail there
   });
@@ -65,7 +73,10 @@ describe('invalid input', () => {
     const res = await fetch(srv.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
-      body: JSON.stringify({ query: `mutation($sku: String!) { restock(input: { sku: $sku, quantity: 1 }) { userErrors { code } } }`, variables: { sku: 'a\u0000b' } }),
+      body: JSON.stringify({
+        query: `mutation($sku: String!) { restock(input: { sku: $sku, quantity: 1 }) { userErrors { code } } }`,
+        variables: { sku: 'a\u0000b' },
+      }),
     });
     expect(res.status).toBe(400);
     const r = (await res.json()) as any;
@@ -94,9 +105,21 @@ describe('invalid input', () => {
     expect(created.data.createProduct.userErrors).toEqual([]);
     const from = srv.output().length;
     const cases: [string, Record<string, unknown>, string][] = [
-      [`mutation($name: String!) { createProduct(input: { sku: "NUL-2", name: $name, priceAmount: 100, currencyCode: "USD", initialStock: 1 }) { userErrors { code } } }`, { name: 'a\u0000b' }, 'createProduct'],
-      [`mutation($sku: String!) { setPurchaseLimit(input: { sku: $sku, limit: 2 }) { userErrors { code } } }`, { sku: 'NUL-1\u0000' }, 'setPurchaseLimit'],
-      [`mutation($sku: String!) { setStock(input: { sku: $sku, available: 9 }) { userErrors { code } } }`, { sku: 'NUL-1\u0000' }, 'setStock'],
+      [
+        `mutation($name: String!) { createProduct(input: { sku: "NUL-2", name: $name, priceAmount: 100, currencyCode: "USD", initialStock: 1 }) { userErrors { code } } }`,
+        { name: 'a\u0000b' },
+        'createProduct',
+      ],
+      [
+        `mutation($sku: String!) { setPurchaseLimit(input: { sku: $sku, limit: 2 }) { userErrors { code } } }`,
+        { sku: 'NUL-1\u0000' },
+        'setPurchaseLimit',
+      ],
+      [
+        `mutation($sku: String!) { setStock(input: { sku: $sku, available: 9 }) { userErrors { code } } }`,
+        { sku: 'NUL-1\u0000' },
+        'setStock',
+      ],
       [`query($id: ID!) { channel(id: $id) { id } }`, { id: 'a\u0000b' }, 'channel'],
     ];
     for (const [query, variables, field] of cases) {
@@ -106,14 +129,18 @@ describe('invalid input', () => {
         body: JSON.stringify({ query, variables }),
       });
       const r = (await res.json()) as any;
-      expect([field, res.status, r.errors?.map((e: any) => [e.message.startsWith('invalid input: '), e.path, e.extensions?.code])]).toEqual([
+      expect([
         field,
-        400,
-        [[true, [field], 'BAD_USER_INPUT']],
-      ]);
+        res.status,
+        r.errors?.map((e: any) => [e.message.startsWith('invalid input: '), e.path, e.extensions?.code]),
+      ]).toEqual([field, 400, [[true, [field], 'BAD_USER_INPUT']]]);
     }
     // nothing was written: no second product, NUL-1 as it was
-    const check = await gql(`{ products(skus: ["NUL-1", "NUL-2"]) { sku purchaseLimit availability { available } } }`, {}, KEYS.admin);
+    const check = await gql(
+      `{ products(skus: ["NUL-1", "NUL-2"]) { sku purchaseLimit availability { available } } }`,
+      {},
+      KEYS.admin,
+    );
     expect(check.data.products).toEqual([{ sku: 'NUL-1', purchaseLimit: null, availability: { available: 3 } }, null]);
     // one warn line per refused request, no error line
     await expect.poll(() => logSince(from).length).toBeGreaterThanOrEqual(cases.length);

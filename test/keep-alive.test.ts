@@ -23,7 +23,11 @@ async function burst(n: number) {
   const body = JSON.stringify({ query: '{ product(sku: "KA-NONE") { sku } }' });
   const answers = await Promise.allSettled(
     Array.from({ length: n }, () =>
-      fetch(srv.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body }).then(async (r) => {
+      fetch(srv.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        body,
+      }).then(async (r) => {
         await r.text();
         return r.status;
       }),
@@ -32,7 +36,10 @@ async function burst(n: number) {
   const failures: Record<string, number> = {};
   for (const a of answers) {
     if (a.status === 'fulfilled' && a.value === 200) continue;
-    const why = a.status === 'fulfilled' ? `HTTP ${a.value}` : String((a.reason as { cause?: { code?: string } })?.cause?.code ?? a.reason);
+    const why =
+      a.status === 'fulfilled'
+        ? `HTTP ${a.value}`
+        : String((a.reason as { cause?: { code?: string } })?.cause?.code ?? a.reason);
     failures[why] = (failures[why] ?? 0) + 1;
   }
   return failures;
@@ -44,7 +51,11 @@ const busyFor = (ms: number) => {
 
 describe('a burst of 1,000 keep-alive requests from Node fetch', () => {
   it('gets 1,000 answers, and so does the next burst after the client was busy past the old 5 s keep-alive timeout', async () => {
-    const first = await fetch(srv.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: '{"query":"{ __typename }"}' });
+    const first = await fetch(srv.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: '{"query":"{ __typename }"}',
+    });
     // the server keeps idle connections longer than a client does (the client closes first)
     expect(Number(/timeout=(\d+)/.exec(first.headers.get('keep-alive') ?? '')?.[1])).toBeGreaterThanOrEqual(60);
     await first.text();

@@ -12,7 +12,9 @@ describe('the layers of docs/architecture.md', () => {
     expect(new Set(all).size).toBe(all.length);
     expect(all[0]).toBe('node');
     expect(all.at(-1)).toBe('common');
-    expect(all).toEqual(expect.arrayContaining(['edge', 'app', 'schema', 'resolvers', 'orders', 'subscriptions', 'payments', 'db']));
+    expect(all).toEqual(
+      expect.arrayContaining(['edge', 'app', 'schema', 'resolvers', 'orders', 'subscriptions', 'payments', 'db']),
+    );
   });
 
   it('holds in the code: every import points down (or stays in its folder)', () => {
@@ -24,7 +26,10 @@ describe('the layers of docs/architecture.md', () => {
 
   it('catches an import that points up, one between neighbours, and one into test code', () => {
     const files = new Map([
-      ['db/pool.ts', `import type { Metrics } from '../common/metrics.js';\nimport { createOrders } from '../orders/orders.js';`],
+      [
+        'db/pool.ts',
+        `import type { Metrics } from '../common/metrics.js';\nimport { createOrders } from '../orders/orders.js';`,
+      ],
       ['payments/stripe.ts', `import type { LivePubSub } from '../subscriptions/pubsub.js';`],
       ['orders/x.ts', `const m = await import('../test/support/db.js');`],
       ['common/hash.ts', `export * from '../db/retry.js';`],

@@ -7,8 +7,20 @@ import { auditLedger, fingerprint } from './support/ledger.js';
 
 const t = await startTestApp({ maxActiveHolds: 5 });
 await t.product('AUD-A', 10);
-expect((await t.gql(`mutation { setPurchaseLimit(input: { sku: "AUD-A", limit: 3 }) { userErrors { code } } }`, {}, KEYS.admin)).body.data.setPurchaseLimit.userErrors).toEqual([]);
-const placed = await t.placeOrder({ idempotencyKey: 'aud-1', customerId: 'aud-c', lines: [{ sku: 'AUD-A', quantity: 2 }] });
+expect(
+  (
+    await t.gql(
+      `mutation { setPurchaseLimit(input: { sku: "AUD-A", limit: 3 }) { userErrors { code } } }`,
+      {},
+      KEYS.admin,
+    )
+  ).body.data.setPurchaseLimit.userErrors,
+).toEqual([]);
+const placed = await t.placeOrder({
+  idempotencyKey: 'aud-1',
+  customerId: 'aud-c',
+  lines: [{ sku: 'AUD-A', quantity: 2 }],
+});
 expect(placed.order!.status).toBe('RESERVED');
 const stocked = { 'AUD-A': 10 };
 
@@ -31,10 +43,26 @@ describe('the ledger audit', () => {
   });
 
   it.each([
-    ['a unit appearing from nowhere', `UPDATE inventory SET available = available + 1 WHERE sku = 'AUD-A'`, /available \+ reserved \+ sold = 11/],
-    ['a hold without its reserved units', `UPDATE inventory SET reserved = reserved - 1, available = available + 1 WHERE sku = 'AUD-A'`, /reserved 1, live holds 2/],
-    ['a sale without its reservation', `UPDATE inventory SET sold = sold + 1, available = available - 1 WHERE sku = 'AUD-A'`, /sold 1, sold reservations 0/],
-    ['a purchase counter that drifted', `UPDATE customer_purchases SET units = 1 WHERE sku = 'AUD-A'`, /purchase counter/],
+    [
+      'a unit appearing from nowhere',
+      `UPDATE inventory SET available = available + 1 WHERE sku = 'AUD-A'`,
+      /available \+ reserved \+ sold = 11/,
+    ],
+    [
+      'a hold without its reserved units',
+      `UPDATE inventory SET reserved = reserved - 1, available = available + 1 WHERE sku = 'AUD-A'`,
+      /reserved 1, live holds 2/,
+    ],
+    [
+      'a sale without its reservation',
+      `UPDATE inventory SET sold = sold + 1, available = available - 1 WHERE sku = 'AUD-A'`,
+      /sold 1, sold reservations 0/,
+    ],
+    [
+      'a purchase counter that drifted',
+      `UPDATE customer_purchases SET units = 1 WHERE sku = 'AUD-A'`,
+      /purchase counter/,
+    ],
     ['a hold counter that drifted', `UPDATE buyer_holds SET active = 2`, /hold counter/],
   ])('reports %s', async (_name, corrupt, problem) => {
     const problems = await auditAfter(corrupt);

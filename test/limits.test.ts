@@ -13,21 +13,40 @@ await t.product('LIM-1', 10);
 
 const AVAILABILITY = `{ product(sku: "LIM-1") { availability { available } } }`;
 const raw = async (body: string, contentType = 'application/json'): Promise<Response> =>
-  t.app.request('/graphql', { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${KEYS.storefront}` }, body });
+  t.app.request('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': contentType, authorization: `Bearer ${KEYS.storefront}` },
+    body,
+  });
 
 const ABUSE: Record<string, { send: () => Promise<Response>; status: number; code: string }> = {
   deep: {
-    send: () => raw(JSON.stringify({ query: `mutation { placeOrder(input: { idempotencyKey: "d", customerId: "c", lines: [] }) { order { lines { unitPrice { amount } } } } }` })),
+    send: () =>
+      raw(
+        JSON.stringify({
+          query: `mutation { placeOrder(input: { idempotencyKey: "d", customerId: "c", lines: [] }) { order { lines { unitPrice { amount } } } } }`,
+        }),
+      ),
     status: 400,
     code: 'QUERY_TOO_DEEP',
   },
   wide: {
-    send: () => raw(JSON.stringify({ query: `{ products(skus: ["LIM-1"]) { ${'price { amount currencyCode } availability { sku available soldOut updatedAt } '.repeat(60)} } }` })),
+    send: () =>
+      raw(
+        JSON.stringify({
+          query: `{ products(skus: ["LIM-1"]) { ${'price { amount currencyCode } availability { sku available soldOut updatedAt } '.repeat(60)} } }`,
+        }),
+      ),
     status: 400,
     code: 'QUERY_TOO_COMPLEX',
   },
   aliasBomb: {
-    send: () => raw(JSON.stringify({ query: `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: product(sku: "LIM-1") { sku }`).join(' ')} }` })),
+    send: () =>
+      raw(
+        JSON.stringify({
+          query: `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: product(sku: "LIM-1") { sku }`).join(' ')} }`,
+        }),
+      ),
     status: 400,
     code: 'TOO_MANY_ALIASES',
   },
@@ -75,9 +94,12 @@ describe('limits on the Node host', () => {
   });
 
   it('allows the operations the project ships within the default limits', async () => {
-    const r = await t.gql(`mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id status total { amount } } userErrors { code } } }`, {
-      input: { idempotencyKey: 'lim-ok', customerId: 'c', lines: [{ sku: 'LIM-1', quantity: 1 }] },
-    });
+    const r = await t.gql(
+      `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id status total { amount } } userErrors { code } } }`,
+      {
+        input: { idempotencyKey: 'lim-ok', customerId: 'c', lines: [{ sku: 'LIM-1', quantity: 1 }] },
+      },
+    );
     expect(r.body.data.placeOrder.order.status).toBe('RESERVED');
   });
 });
@@ -85,7 +107,11 @@ describe('limits on the Node host', () => {
 describe('introspection', () => {
   it('is refused in production with INTROSPECTION_DISABLED, and allowed elsewhere', async () => {
     const prod = await startTestApp({ production: true });
-    for (const q of [`{ __schema { types { name } } }`, `{ __type(name: "Product") { name } }`, `{ product(sku: "x") { ... on Product { sku } } ... { __schema { queryType { name } } } }`]) {
+    for (const q of [
+      `{ __schema { types { name } } }`,
+      `{ __type(name: "Product") { name } }`,
+      `{ product(sku: "x") { ... on Product { sku } } ... { __schema { queryType { name } } } }`,
+    ]) {
       const r = await prod.gql(q);
       expect(r.status).toBe(400);
       expect(r.body.errors[0].extensions.code).toBe('INTROSPECTION_DISABLED');
@@ -101,7 +127,11 @@ describe('the per-key rate limit', () => {
     const statuses = [];
     for (let i = 0; i < 7; i++) statuses.push((await rl.gql(`{ __typename }`)).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    const res = await rl.app.request('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` }, body: '{"query":"{ __typename }"}' });
+    const res = await rl.app.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` },
+      body: '{"query":"{ __typename }"}',
+    });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await res.json()) as any).errors[0].extensions.code).toBe('RATE_LIMITED');
@@ -129,21 +159,26 @@ describe('the per-key rate limit', () => {
   it('lets requests through when its store fails, and says so', async () => {
     const failures: unknown[] = [];
     const store = { hit: async () => Promise.reject(new Error('redis down')) };
-    const rl = await startTestApp({ rateLimit: rateLimit({ limit: 1, windowSeconds: 60, store, onStoreError: (e) => failures.push(e) }) });
+    const rl = await startTestApp({
+      rateLimit: rateLimit({ limit: 1, windowSeconds: 60, store, onStoreError: (e) => failures.push(e) }),
+    });
     for (let i = 0; i < 3; i++) expect((await rl.gql(`{ __typename }`)).status).toBe(200);
     expect(failures).toHaveLength(3);
   });
 
-  it.skipIf(!hasRedis)('answers 429 with Retry-After past the limit, per key (Redis, shared by instances)', async () => {
-    const redis = new Redis(REDIS_URL);
-    try {
-      // a window of its own: a fresh prefix per run through the clock
-      const base = Date.now() + Math.floor(Math.random() * 1e9) * 60_000;
-      await exercise(redisRateLimitStore(redis, () => base));
-    } finally {
-      await redis.quit();
-    }
-  });
+  it.skipIf(!hasRedis)(
+    'answers 429 with Retry-After past the limit, per key (Redis, shared by instances)',
+    async () => {
+      const redis = new Redis(REDIS_URL);
+      try {
+        // a window of its own: a fresh prefix per run through the clock
+        const base = Date.now() + Math.floor(Math.random() * 1e9) * 60_000;
+        await exercise(redisRateLimitStore(redis, () => base));
+      } finally {
+        await redis.quit();
+      }
+    },
+  );
 
   it.skipIf(!hasRedis)('counts apart under each REDIS_KEY_PREFIX (deployments sharing one Redis)', async () => {
     const redis = new Redis(REDIS_URL);
@@ -151,7 +186,9 @@ describe('the per-key rate limit', () => {
       const hour = 3_600_000;
       const start = Math.floor(Date.now() / hour) * hour;
       const now = () => start; // one window for all three hits
-      const [a, b] = [uniquePrefix('rla'), uniquePrefix('rlb')].map((prefix) => redisRateLimitStore(redis, now, prefix));
+      const [a, b] = [uniquePrefix('rla'), uniquePrefix('rlb')].map((prefix) =>
+        redisRateLimitStore(redis, now, prefix),
+      );
       expect((await a!.hit('rl:shop', hour)).count).toBe(1);
       expect((await a!.hit('rl:shop', hour)).count).toBe(2);
       expect((await b!.hit('rl:shop', hour)).count).toBe(1);

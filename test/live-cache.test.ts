@@ -22,12 +22,21 @@ async function appOn(url: string, prefix: string) {
   let redis!: RedisClients;
   const t = await startTestApp({ poolSize: 8 }, undefined, (metrics) => {
     redis = connectRedis(url, prefix, silent, metrics);
-    return { pubsub: createLivePubSub({ redis }), cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics, logger: silent }) };
+    return {
+      pubsub: createLivePubSub({ redis }),
+      cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics, logger: silent }),
+    };
   });
   afterAll(() => redis.close());
-  const metric = async (name: string) => (await t.metrics.registry.getSingleMetricAsString(name));
+  const metric = async (name: string) => await t.metrics.registry.getSingleMetricAsString(name);
   const relay = () =>
-    relayOnce({ db: t.db, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize, pubsub: createLivePubSub({ redis }), cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics: t.metrics, logger: silent }) });
+    relayOnce({
+      db: t.db,
+      metrics: t.metrics,
+      batchSize: DEFAULTS.live.relayBatchSize,
+      pubsub: createLivePubSub({ redis }),
+      cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics: t.metrics, logger: silent }),
+    });
   const available = async (sku: string) => (await t.gql(PRODUCT, { sku })).body.data.product.availability;
   return { t, redis, metric, relay, available };
 }
@@ -41,7 +50,11 @@ describe('with Redis at a dead port', async () => {
     const placed = await t.placeOrder({ idempotencyKey: 'dead-1', lines: [{ sku: 'DEAD-1', quantity: 1 }] });
     expect(placed.order?.status).toBe('RESERVED');
     expect(await available('DEAD-1')).toMatchObject({ available: 0, soldOut: true });
-    const lost = await t.placeOrder({ idempotencyKey: 'dead-2', customerId: 'other', lines: [{ sku: 'DEAD-1', quantity: 1 }] });
+    const lost = await t.placeOrder({
+      idempotencyKey: 'dead-2',
+      customerId: 'other',
+      lines: [{ sku: 'DEAD-1', quantity: 1 }],
+    });
     expect(lost.userErrors.map((e) => e.code)).toEqual(['SOLD_OUT']);
     expect((await t.release(placed.order!.id)).order?.status).toBe('CANCELLED');
     expect(await available('DEAD-1')).toMatchObject({ available: 1, soldOut: false });
@@ -61,20 +74,41 @@ describe('a server process started with REDIS_URL at a dead port', async () => {
   const t = await startTestApp({ poolSize: 2 }); // for its database
   it('starts, answers queries and sells from PostgreSQL, and reports Redis down in /metrics', async () => {
     const host = await spawnServer({
-      env: { DATABASE_URL: t.dbUrl, API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`, REDIS_URL: DEAD_REDIS_URL, LOG_LEVEL: 'warn' },
+      env: {
+        DATABASE_URL: t.dbUrl,
+        API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`,
+        REDIS_URL: DEAD_REDIS_URL,
+        LOG_LEVEL: 'warn',
+      },
     });
     try {
       const gql = async (query: string, variables: object, key = KEYS.storefront) =>
-        ((await (await fetch(`${host.url}/graphql`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-          body: JSON.stringify({ query, variables }),
-        })).json()) as any).data;
-      await gql(CREATE_PRODUCT, { input: { sku: 'PROC-1', name: 'p', priceAmount: 1, currencyCode: 'USD', initialStock: 1 } }, KEYS.admin);
-      expect((await gql(PRODUCT, { sku: 'PROC-1' })).product.availability).toMatchObject({ available: 1, soldOut: false });
-      const placed = await gql(PLACE_ORDER, { input: { idempotencyKey: 'proc-1', customerId: 'c', lines: [{ sku: 'PROC-1', quantity: 1 }] } });
+        (
+          (await (
+            await fetch(`${host.url}/graphql`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+              body: JSON.stringify({ query, variables }),
+            })
+          ).json()) as any
+        ).data;
+      await gql(
+        CREATE_PRODUCT,
+        { input: { sku: 'PROC-1', name: 'p', priceAmount: 1, currencyCode: 'USD', initialStock: 1 } },
+        KEYS.admin,
+      );
+      expect((await gql(PRODUCT, { sku: 'PROC-1' })).product.availability).toMatchObject({
+        available: 1,
+        soldOut: false,
+      });
+      const placed = await gql(PLACE_ORDER, {
+        input: { idempotencyKey: 'proc-1', customerId: 'c', lines: [{ sku: 'PROC-1', quantity: 1 }] },
+      });
       expect(placed.placeOrder.order.status).toBe('RESERVED');
-      expect((await gql(PRODUCT, { sku: 'PROC-1' })).product.availability).toMatchObject({ available: 0, soldOut: true });
+      expect((await gql(PRODUCT, { sku: 'PROC-1' })).product.availability).toMatchObject({
+        available: 0,
+        soldOut: true,
+      });
       expect(await (await fetch(`${host.url}/metrics`)).text()).toMatch(/lastunit_redis_up 0/);
       expect(host.output()).toMatch(/redis unavailable: reads fall back to PostgreSQL/);
     } finally {
@@ -89,7 +123,7 @@ describe.skipIf(!hasRedis)('with Redis', async () => {
   const sockets = new Set<net.Socket>();
   const proxy = net.createServer((c) => {
     const u = net.connect(Number(target.port || 6379), target.hostname);
-    for (const s of [c, u]) (sockets.add(s), s.on('error', () => {}), s.on('close', () => sockets.delete(s)));
+    for (const s of [c, u]) sockets.add(s), s.on('error', () => {}), s.on('close', () => sockets.delete(s));
     c.pipe(u).pipe(c);
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
@@ -112,7 +146,13 @@ describe.skipIf(!hasRedis)('with Redis', async () => {
   it('never lets the cache decide a sale (I10): a wrong cached figure is shown, placeOrder still asks PostgreSQL', async () => {
     await t.product('C-2', 0);
     await available('C-2');
-    await redis.command.hset(`${prefix}avail:C-2`, 'v', 99, 'j', JSON.stringify({ sku: 'C-2', available: 5, soldOut: false, version: 99, updatedAt: new Date() }));
+    await redis.command.hset(
+      `${prefix}avail:C-2`,
+      'v',
+      99,
+      'j',
+      JSON.stringify({ sku: 'C-2', available: 5, soldOut: false, version: 99, updatedAt: new Date() }),
+    );
     expect(await available('C-2')).toMatchObject({ available: 5 });
     const r = await t.placeOrder({ idempotencyKey: 'c-2', lines: [{ sku: 'C-2', quantity: 1 }] });
     expect(r.userErrors.map((e) => e.code)).toEqual(['SOLD_OUT']);

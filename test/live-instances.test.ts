@@ -7,7 +7,8 @@ import { KEYS, CREATE_PRODUCT, PLACE_ORDER, RELEASE } from './support/app.js';
 
 const hasRedis = await redisAvailable();
 const API_KEYS = `storefront:${KEYS.storefront},storefront:${KEYS.storefront2},partner:${KEYS.partner},admin:${KEYS.admin}`;
-const AVAIL = 'subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { sku available soldOut version updatedAt } }';
+const AVAIL =
+  'subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { sku available soldOut version updatedAt } }';
 type Avail = { sku: string; available: number; soldOut: boolean; version: number };
 
 describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis', () => {
@@ -17,7 +18,14 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
   beforeAll(async () => {
     tdb = await createTestDatabase({ max: 4 });
     // a 30 s poll: every delivery within the test's timeouts was woken by the NOTIFY sent after commit
-    const env = { DATABASE_URL: tdb.url, API_KEYS, REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix('inst'), DATABASE_POOL_SIZE: '10', RELAY_POLL_MS: '30000' };
+    const env = {
+      DATABASE_URL: tdb.url,
+      API_KEYS,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: uniquePrefix('inst'),
+      DATABASE_POOL_SIZE: '10',
+      RELAY_POLL_MS: '30000',
+    };
     [a, b] = await Promise.all([spawnServer({ env }), spawnServer({ env })]);
   });
   afterAll(async () => {
@@ -36,13 +44,21 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
     return body.data;
   };
   const createProduct = (sku: string, stock: number) =>
-    gql(a, CREATE_PRODUCT, { input: { sku, name: `Product ${sku}`, priceAmount: 500, currencyCode: 'USD', initialStock: stock } }, KEYS.admin);
-  const version = async (sku: string) => (await tdb.db.query('SELECT version FROM inventory WHERE sku = $1', [sku])).rows[0].version as number;
+    gql(
+      a,
+      CREATE_PRODUCT,
+      { input: { sku, name: `Product ${sku}`, priceAmount: 500, currencyCode: 'USD', initialStock: stock } },
+      KEYS.admin,
+    );
+  const version = async (sku: string) =>
+    (await tdb.db.query('SELECT version FROM inventory WHERE sku = $1', [sku])).rows[0].version as number;
 
   it('delivers a sale committed through instance A to a subscriber on instance B, with the committed version', async () => {
     await createProduct('X-1', 3);
     const sub = await subscribe<Avail>(b.url, KEYS.storefront2, AVAIL, { skus: ['X-1'] });
-    const placed = await gql(a, PLACE_ORDER, { input: { idempotencyKey: 'x-1', customerId: 'c', lines: [{ sku: 'X-1', quantity: 1 }] } });
+    const placed = await gql(a, PLACE_ORDER, {
+      input: { idempotencyKey: 'x-1', customerId: 'c', lines: [{ sku: 'X-1', quantity: 1 }] },
+    });
     expect(placed.placeOrder.order.status).toBe('RESERVED');
     const v = await version('X-1');
     const e = await sub.waitFor((e) => e.version === v);
@@ -55,10 +71,14 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
     const sub = await subscribe<Avail>(b.url, KEYS.storefront, AVAIL, { skus: ['RUSH-10'] });
     const answers = await Promise.all(
       Array.from({ length: 500 }, (_, i) =>
-        gql(i % 2 ? a : b, PLACE_ORDER, { input: { idempotencyKey: `rush-${i}`, customerId: `buyer-${i}`, lines: [{ sku: 'RUSH-10', quantity: 1 }] } }),
+        gql(i % 2 ? a : b, PLACE_ORDER, {
+          input: { idempotencyKey: `rush-${i}`, customerId: `buyer-${i}`, lines: [{ sku: 'RUSH-10', quantity: 1 }] },
+        }),
       ),
     );
-    const outcomes = answers.map((d) => d.placeOrder.order?.status === 'RESERVED' ? 'RESERVED' : d.placeOrder.userErrors[0]?.code);
+    const outcomes = answers.map((d) =>
+      d.placeOrder.order?.status === 'RESERVED' ? 'RESERVED' : d.placeOrder.userErrors[0]?.code,
+    );
     expect(outcomes.filter((o) => o === 'RESERVED')).toHaveLength(10);
     expect(outcomes.filter((o) => o === 'SOLD_OUT')).toHaveLength(490);
     const { rows } = await tdb.db.query('SELECT available, reserved, sold FROM inventory WHERE sku = $1', ['RUSH-10']);
@@ -73,8 +93,13 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
 
   it('gives every one of many identical subscribers each event (one shared execution), and keeps the rest when one leaves', async () => {
     await createProduct('SHARE-1', 5);
-    const subs = await Promise.all(Array.from({ length: 5 }, () => subscribe<Avail>(b.url, KEYS.storefront, AVAIL, { skus: ['SHARE-1'] })));
-    const buy = (i: number) => gql(a, PLACE_ORDER, { input: { idempotencyKey: `share-${i}`, customerId: 'c', lines: [{ sku: 'SHARE-1', quantity: 1 }] } });
+    const subs = await Promise.all(
+      Array.from({ length: 5 }, () => subscribe<Avail>(b.url, KEYS.storefront, AVAIL, { skus: ['SHARE-1'] })),
+    );
+    const buy = (i: number) =>
+      gql(a, PLACE_ORDER, {
+        input: { idempotencyKey: `share-${i}`, customerId: 'c', lines: [{ sku: 'SHARE-1', quantity: 1 }] },
+      });
     await buy(1);
     for (const s of subs) expect(await s.waitFor((e) => e.available === 4)).toMatchObject({ sku: 'SHARE-1' });
     await subs[0]!.close();
@@ -98,7 +123,9 @@ describe.skipIf(!hasRedis)('two server instances on one PostgreSQL and one Redis
 
   it("never sends one client's order events to another client", async () => {
     await createProduct('PRIV-1', 2);
-    const placed = await gql(a, PLACE_ORDER, { input: { idempotencyKey: 'priv-1', customerId: 'c', lines: [{ sku: 'PRIV-1', quantity: 1 }] } });
+    const placed = await gql(a, PLACE_ORDER, {
+      input: { idempotencyKey: 'priv-1', customerId: 'c', lines: [{ sku: 'PRIV-1', quantity: 1 }] },
+    });
     const id = placed.placeOrder.order.id;
     const q = `subscription($id: ID!) { orderStatusChanged(orderId: $id) { id status } }`;
     const owner = await subscribe<{ id: string; status: string }>(b.url, KEYS.storefront, q, { id });

@@ -25,7 +25,15 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     mkdirSync(ARTIFACTS, { recursive: true });
     tdb = await createTestDatabase({ max: 2 });
     // every page here is one buyer to the hold and buyer rate limits (one address, 127.0.0.1): both off
-    host = await spawnServer({ env: { DATABASE_URL: tdb.url, API_KEYS, RELAY_POLL_MS: '200', MAX_ACTIVE_HOLDS: '0', RATE_LIMIT_BUYER_PER_WINDOW: '0' } });
+    host = await spawnServer({
+      env: {
+        DATABASE_URL: tdb.url,
+        API_KEYS,
+        RELAY_POLL_MS: '200',
+        MAX_ACTIVE_HOLDS: '0',
+        RATE_LIMIT_BUYER_PER_WINDOW: '0',
+      },
+    });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -38,7 +46,19 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     const res = await fetch(host.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.admin}` },
-      body: JSON.stringify({ query: CREATE_PRODUCT, variables: { input: { sku, name: extra.name ?? `Print ${sku}`, priceAmount: 12000, currencyCode: 'USD', initialStock, purchaseLimit: extra.purchaseLimit } } }),
+      body: JSON.stringify({
+        query: CREATE_PRODUCT,
+        variables: {
+          input: {
+            sku,
+            name: extra.name ?? `Print ${sku}`,
+            priceAmount: 12000,
+            currencyCode: 'USD',
+            initialStock,
+            purchaseLimit: extra.purchaseLimit,
+          },
+        },
+      }),
     });
     expect(((await res.json()) as any).data.createProduct.userErrors).toEqual([]);
   }
@@ -53,7 +73,8 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
   const badge = (p: Page, sku: string) => p.locator(`#badge-${sku}`);
   const statusOf = (p: Page) => p.locator('#status');
   const shot = (p: Page, name: string) => p.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
-  const inventory = async (sku: string) => (await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = $1`, [sku])).rows[0];
+  const inventory = async (sku: string) =>
+    (await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = $1`, [sku])).rows[0];
   const reserve = async (p: Page) => {
     await p.click('#buy');
     await statusOf(p).filter({ hasText: 'reserved for you' }).waitFor();
@@ -111,7 +132,9 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     await expect.poll(() => sent).toBe(2);
     const texts = await Promise.all(
       [one, two].map(async (p) => {
-        await statusOf(p).filter({ hasText: /reserved for you|sold out/ }).waitFor();
+        await statusOf(p)
+          .filter({ hasText: /reserved for you|sold out/ })
+          .waitFor();
         return statusOf(p).textContent();
       }),
     );
@@ -142,7 +165,9 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     expect(await badge(page, 'KEEP-1').textContent()).toBe('Reserved for you');
     // the same hold's countdown, not a new one: at most what it showed before the reload
     const toSeconds = (t: string | null) => Number(t!.split(':')[0]) * 60 + Number(t!.split(':')[1]);
-    await expect.poll(async () => toSeconds(await page.locator('.countdown').textContent())).toBeLessThanOrEqual(toSeconds(before));
+    await expect
+      .poll(async () => toSeconds(await page.locator('.countdown').textContent()))
+      .toBeLessThanOrEqual(toSeconds(before));
     expect(await inventory('KEEP-1')).toEqual({ available: 0, reserved: 1, sold: 0 });
     await shot(page, 'page-8-reserved-after-reload');
     await page.click('#pay');
@@ -163,7 +188,9 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     await page.click('#pay');
     await statusOf(page).filter({ hasText: 'Paid' }).waitFor();
     expect(await page.locator('#pay').isVisible()).toBe(false);
-    const { rows } = await tdb.db.query(`SELECT o.id::text AS id, o.total_amount FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku = 'TWO-1'`);
+    const { rows } = await tdb.db.query(
+      `SELECT o.id::text AS id, o.total_amount FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku = 'TWO-1'`,
+    );
     expect(rows).toHaveLength(1);
     const receipt = page.locator('#receipt');
     expect(await receipt.isVisible()).toBe(true);
@@ -207,22 +234,34 @@ describe.skipIf(!hasChromium)('the live product page in headless Chromium (390x8
     const admin = await shopper('ADM-1', '/admin/products/ADM-1');
     await expect.poll(() => admin.locator('#channel-rows').textContent()).toBe('none'); // this host has no channel
     await expect.poll(() => badge(admin, 'ADM-1').textContent()).toBe('Available');
-    for (const [key, code] of [[PUBLIC_KEY, 403], [KEYS.storefront, 403], [KEYS.admin, 200]] as const) {
-      const r = await fetch(`${host.url}/admin/products/ADM-1/channels`, { headers: { authorization: `Bearer ${key}` } });
+    for (const [key, code] of [
+      [PUBLIC_KEY, 403],
+      [KEYS.storefront, 403],
+      [KEYS.admin, 200],
+    ] as const) {
+      const r = await fetch(`${host.url}/admin/products/ADM-1/channels`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect([key, r.status]).toEqual([key, code]);
     }
     expect((await fetch(`${host.url}/admin/products/ADM-1/channels`)).status).toBe(401);
   });
 
   it('fits a 390 px phone in every state: no sideways scrolling, every button inside the screen', async () => {
-    await product('FIT-1', 5, { name: 'A rather long product name that has to wrap on a phone: limited edition, numbered', purchaseLimit: 2 });
+    await product('FIT-1', 5, {
+      name: 'A rather long product name that has to wrap on a phone: limited edition, numbered',
+      purchaseLimit: 2,
+    });
     const page = await shopper('FIT-1');
     const fits = async (state: string) => {
       const { scroll, outside } = await page.evaluate(() => ({
         scroll: document.documentElement.scrollWidth,
         outside: [...document.querySelectorAll('button, select, .badge, #status, #receipt')]
           .filter((e) => (e as HTMLElement).offsetParent !== null)
-          .filter((e) => { const r = e.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; })
+          .filter((e) => {
+            const r = e.getBoundingClientRect();
+            return r.left < 0 || r.right > window.innerWidth;
+          })
           .map((e) => e.id || e.className),
       }));
       await shot(page, `phone-${state}`);

@@ -48,10 +48,20 @@ describe('the outbox relay', () => {
     await tick();
     expect(await relay()).toBeGreaterThanOrEqual(8);
     await tick();
-    expect(avail.map((e) => [e.available, e.version])).toEqual([[1, 2], [2, 3], [5, 4], [4, 5], [0, 6], [4, 7]]);
+    expect(avail.map((e) => [e.available, e.version])).toEqual([
+      [1, 2],
+      [2, 3],
+      [5, 4],
+      [4, 5],
+      [0, 6],
+      [4, 7],
+    ]);
     expect(avail.map((e) => e.soldOut)).toEqual([false, false, false, false, true, false]);
     // one event per transition; the order it carries is read when relayed (here: after both transitions committed)
-    expect(orderEvents.map((e) => [e.status, (e.order as any).status])).toEqual([['RESERVED', 'CANCELLED'], ['CANCELLED', 'CANCELLED']]);
+    expect(orderEvents.map((e) => [e.status, (e.order as any).status])).toEqual([
+      ['RESERVED', 'CANCELLED'],
+      ['CANCELLED', 'CANCELLED'],
+    ]);
     expect(await countUnpublished(t.db)).toBe(0);
   });
 
@@ -60,7 +70,15 @@ describe('the outbox relay', () => {
     await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
     await insertSynthetic(250, 'CRASH');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'CRASH'));
-    const crash = relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 100, afterPublish: () => { throw new Error('crash before mark'); } });
+    const crash = relayOnce({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: 100,
+      afterPublish: () => {
+        throw new Error('crash before mark');
+      },
+    });
     await expect(crash).rejects.toThrow('crash before mark');
     expect(await countUnpublished(t.db)).toBe(250); // the marks rolled back with the transaction
     expect(await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 100 })).toBe(250);
@@ -75,34 +93,50 @@ describe('the outbox relay', () => {
     await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
     await insertSynthetic(2000, 'MANY');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'MANY'));
-    const counts = await Promise.all(Array.from({ length: 4 }, () => relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 50 })));
+    const counts = await Promise.all(
+      Array.from({ length: 4 }, () => relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 50 })),
+    );
     await tick();
     expect(counts.reduce((s, n) => s + n, 0)).toBe(2000);
     expect(got).toHaveLength(2000);
     expect(new Set(got.map((e) => e.version)).size).toBe(2000);
   });
 
-  it.skipIf(!hasRedis)('publishes every row when a relay process is killed (SIGKILL) mid-drain and another is started', async () => {
-    const prefix = uniquePrefix('relay');
-    const sub = new Redis(REDIS_URL);
-    const seen = new Set<number>();
-    sub.on('message', (_ch, msg) => seen.add(JSON.parse(msg).version));
-    await sub.subscribe(`${prefix}availability:KILL`);
-    await relayOnce({ db: t.db, pubsub: createLivePubSub(), metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
-    await insertSynthetic(5000, 'KILL');
-    const env = { DATABASE_URL: t.dbUrl, REDIS_URL, REDIS_KEY_PREFIX: prefix, RELAY_BATCH_SIZE: '50', RELAY_POLL_MS: '100' };
-    const first = await spawnServer({ env, script: 'node/relay-cli.ts' });
-    while ((await countUnpublished(t.db)) > 4500) await new Promise((r) => setTimeout(r, 10));
-    await first.stop('SIGKILL');
-    const left = await countUnpublished(t.db);
-    expect(left).toBeGreaterThan(0); // killed mid-drain
-    const second = await spawnServer({ env, script: 'node/relay-cli.ts' });
-    const deadline = Date.now() + 60_000;
-    while ((await countUnpublished(t.db)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    await second.stop();
-    await new Promise((r) => setTimeout(r, 200));
-    sub.disconnect();
-    expect(await countUnpublished(t.db)).toBe(0);
-    expect(seen.size).toBe(5000);
-  });
+  it.skipIf(!hasRedis)(
+    'publishes every row when a relay process is killed (SIGKILL) mid-drain and another is started',
+    async () => {
+      const prefix = uniquePrefix('relay');
+      const sub = new Redis(REDIS_URL);
+      const seen = new Set<number>();
+      sub.on('message', (_ch, msg) => seen.add(JSON.parse(msg).version));
+      await sub.subscribe(`${prefix}availability:KILL`);
+      await relayOnce({
+        db: t.db,
+        pubsub: createLivePubSub(),
+        metrics: t.metrics,
+        batchSize: DEFAULTS.live.relayBatchSize,
+      });
+      await insertSynthetic(5000, 'KILL');
+      const env = {
+        DATABASE_URL: t.dbUrl,
+        REDIS_URL,
+        REDIS_KEY_PREFIX: prefix,
+        RELAY_BATCH_SIZE: '50',
+        RELAY_POLL_MS: '100',
+      };
+      const first = await spawnServer({ env, script: 'node/relay-cli.ts' });
+      while ((await countUnpublished(t.db)) > 4500) await new Promise((r) => setTimeout(r, 10));
+      await first.stop('SIGKILL');
+      const left = await countUnpublished(t.db);
+      expect(left).toBeGreaterThan(0); // killed mid-drain
+      const second = await spawnServer({ env, script: 'node/relay-cli.ts' });
+      const deadline = Date.now() + 60_000;
+      while ((await countUnpublished(t.db)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await second.stop();
+      await new Promise((r) => setTimeout(r, 200));
+      sub.disconnect();
+      expect(await countUnpublished(t.db)).toBe(0);
+      expect(seen.size).toBe(5000);
+    },
+  );
 });

@@ -34,7 +34,12 @@ await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
 const viaProxy = new URL(tdb.url);
 viaProxy.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
 const retries: string[] = [];
-const db = createDb({ connectionString: viaProxy.toString(), max: DEFAULTS.database.poolSize, timeouts: DEFAULTS.database.timeouts, retry: { baseDelayMs: 1, onRetry: (r) => retries.push(r) } });
+const db = createDb({
+  connectionString: viaProxy.toString(),
+  max: DEFAULTS.database.poolSize,
+  timeouts: DEFAULTS.database.timeouts,
+  retry: { baseDelayMs: 1, onRetry: (r) => retries.push(r) },
+});
 afterAll(async () => {
   await db.end();
   proxy.close();
@@ -42,14 +47,17 @@ afterAll(async () => {
 });
 await tdb.db.query(`INSERT INTO products (sku, name, price_amount, currency) VALUES ('LC', 'x', 100, 'USD')`);
 await tdb.db.query(`INSERT INTO inventory (sku, available) VALUES ('LC', 1)`);
-const available = async () => (await tdb.db.query(`SELECT available FROM inventory WHERE sku = 'LC'`)).rows[0].available as number;
+const available = async () =>
+  (await tdb.db.query(`SELECT available FROM inventory WHERE sku = 'LC'`)).rows[0].available as number;
 
 describe('a connection lost after the commit', () => {
   it('never repeats a restock (it would add the units twice): the caller sees a fault, the units were added once', async () => {
     dropAfter = 'available = available + $2';
     await expect(restock(db, 'LC', 3)).rejects.toThrow();
     expect(await available()).toBe(4);
-    const { rows } = await tdb.db.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = 'availability' AND aggregate_key = 'LC'`);
+    const { rows } = await tdb.db.query(
+      `SELECT count(*)::int AS n FROM outbox WHERE topic = 'availability' AND aggregate_key = 'LC'`,
+    );
     expect(rows[0].n).toBe(1);
   });
 
@@ -63,8 +71,13 @@ describe('a connection lost after the commit', () => {
     retries.length = 0;
     dropAfter = 'SELECT place_order(';
     const r = await placeOrder(db, {
-      clientId: 'c', customerId: 'u', key: 'lost-answer', requestHash: 'h',
-      lines: [{ sku: 'LC', quantity: 2 }], holdTtlSeconds: 600, retentionHours: 24,
+      clientId: 'c',
+      customerId: 'u',
+      key: 'lost-answer',
+      requestHash: 'h',
+      lines: [{ sku: 'LC', quantity: 2 }],
+      holdTtlSeconds: 600,
+      retentionHours: 24,
     });
     expect(retries.length).toBe(1);
     expect(r.kind).toBe('replayed');

@@ -32,13 +32,21 @@ describe('the marketplace sandbox in the Node host', () => {
     return host;
   };
   const gql = async (key: string, query: string, variables: Record<string, unknown> = {}) => {
-    const res = await fetch(host!.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(host!.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
     const body = (await res.json()) as any;
     if (body.errors) throw new Error(JSON.stringify(body.errors));
     return body.data;
   };
-  const demoChannel = async () => (await gql(KEYS.admin, `query($id: ID!) { channel(id: $id) { id kind endpoint buffer } }`, { id: DEMO_CHANNEL.id })).channel;
-  const sandboxState = async (endpoint: string) => ((await (await fetch(`${endpoint}/_sandbox/state`)).json()) as { listings: Record<string, { quantity: number }> }).listings;
+  const demoChannel = async () =>
+    (await gql(KEYS.admin, `query($id: ID!) { channel(id: $id) { id kind endpoint buffer } }`, { id: DEMO_CHANNEL.id }))
+      .channel;
+  const sandboxState = async (endpoint: string) =>
+    ((await (await fetch(`${endpoint}/_sandbox/state`)).json()) as { listings: Record<string, { quantity: number }> })
+      .listings;
   const eventually = async (what: string, ok: () => boolean | Promise<boolean>) => {
     for (let i = 0; i < 300; i++) {
       if (await ok()) return;
@@ -65,19 +73,35 @@ describe('the marketplace sandbox in the Node host', () => {
     await listsDemoCatalog(ch.endpoint, stock);
     // a sale moves the listing on the sandbox
     const sku = DEMO_CATALOG.find((p) => p.initialStock >= 3)!.sku;
-    const placed = await gql(KEYS.storefront, `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`, {
-      i: { idempotencyKey: 'mk-1', customerId: 'c1', lines: [{ sku, quantity: 2 }] },
-    });
+    const placed = await gql(
+      KEYS.storefront,
+      `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } } }`,
+      {
+        i: { idempotencyKey: 'mk-1', customerId: 'c1', lines: [{ sku, quantity: 2 }] },
+      },
+    );
     expect(placed.placeOrder.order.status).toBe('RESERVED');
     stock[sku]! -= 2;
     await listsDemoCatalog(ch.endpoint, stock);
     // the admin view's per-channel listing (with an admin key)
     let listed: any;
     await eventually('the admin view shows the acknowledged listing', async () => {
-      listed = await (await fetch(`${host!.url}/admin/products/${sku}/channels`, { headers: { authorization: `Bearer ${KEYS.admin}` } })).json();
+      listed = await (
+        await fetch(`${host!.url}/admin/products/${sku}/channels`, {
+          headers: { authorization: `Bearer ${KEYS.admin}` },
+        })
+      ).json();
       return listed.channels?.[0]?.pending === false && listed.channels[0].listed === demoListed(stock[sku]!);
     });
-    expect(listed.channels).toEqual([{ id: DEMO_CHANNEL.id, name: DEMO_CHANNEL.name, listed: demoListed(stock[sku]!), desired: demoListed(stock[sku]!), pending: false }]);
+    expect(listed.channels).toEqual([
+      {
+        id: DEMO_CHANNEL.id,
+        name: DEMO_CHANNEL.name,
+        listed: demoListed(stock[sku]!),
+        desired: demoListed(stock[sku]!),
+        pending: false,
+      },
+    ]);
 
     // a restart: a new sandbox (empty) on another port; the channel follows it and every listing is pushed again
     await host!.stop();
@@ -91,12 +115,21 @@ describe('the marketplace sandbox in the Node host', () => {
     await host!.stop();
     await start({ ...DEV, MARKETPLACE_SANDBOX: 'off' });
     expect((await demoChannel()).endpoint).toBe(moved.endpoint);
-    expect(await fetch(`${moved.endpoint}/_sandbox/state`).then(() => 'answered', () => 'refused')).toBe('refused');
+    expect(
+      await fetch(`${moved.endpoint}/_sandbox/state`).then(
+        () => 'answered',
+        () => 'refused',
+      ),
+    ).toBe('refused');
 
     // another channel exists: the database's channels point elsewhere, no sandbox is started and the demo channel stays
-    const other = await gql(KEYS.admin, `mutation($i: CreateChannelInput!) { createChannel(input: $i) { userErrors { code } } }`, {
-      i: { id: 'elsewhere', name: 'A real one', kind: 'SANDBOX', endpoint: 'http://127.0.0.1:9/market' },
-    });
+    const other = await gql(
+      KEYS.admin,
+      `mutation($i: CreateChannelInput!) { createChannel(input: $i) { userErrors { code } } }`,
+      {
+        i: { id: 'elsewhere', name: 'A real one', kind: 'SANDBOX', endpoint: 'http://127.0.0.1:9/market' },
+      },
+    );
     expect(other.createChannel.userErrors).toEqual([]);
     await host!.stop();
     await start({ ...DEV, LOG_LEVEL: 'info' });
@@ -111,7 +144,13 @@ describe('the marketplace sandbox in the Node host', () => {
     expect(loadConfig({ NODE_ENV: 'development', MARKETPLACE_SANDBOX: 'off' }).channels.marketplaceSandbox).toBe(false);
     expect(loadConfig({ NODE_ENV: 'test' }).channels.marketplaceSandbox).toBe(false);
     expect(loadConfig({ NODE_ENV: 'test', MARKETPLACE_SANDBOX: 'in-process' }).channels.marketplaceSandbox).toBe(true);
-    const r = runScript('node/start.ts', { NODE_ENV: 'production', MARKETPLACE_SANDBOX: 'in-process', DATABASE_URL: tdb.url, API_KEYS, PORT: '0' });
+    const r = runScript('node/start.ts', {
+      NODE_ENV: 'production',
+      MARKETPLACE_SANDBOX: 'in-process',
+      DATABASE_URL: tdb.url,
+      API_KEYS,
+      PORT: '0',
+    });
     expect(r.status).toBe(2);
     expect(r.stderr + r.stdout).toMatch(/MARKETPLACE_SANDBOX: in-process is a fake marketplace/);
   });

@@ -102,18 +102,26 @@ describe('concurrent migrators', () => {
     const { rows } = await db.query(`SELECT name, checksum FROM schema_migrations ORDER BY name`);
     expect(rows).toEqual(
       await Promise.all(
-        (await sqlFiles(MIGRATIONS_DIR)).map(async (name) => ({ name, checksum: sha256(await readFile(path.join(MIGRATIONS_DIR, name), 'utf8')) })),
+        (await sqlFiles(MIGRATIONS_DIR)).map(async (name) => ({
+          name,
+          checksum: sha256(await readFile(path.join(MIGRATIONS_DIR, name), 'utf8')),
+        })),
       ),
     );
   });
 
   it('two `npm run db:migrate` processes started together on one empty database both exit 0', async () => {
     const target = await emptyDatabase();
-    const [a, b] = await Promise.all([runNode('node/migrate-cli.ts', target.url), runNode('node/migrate-cli.ts', target.url)]);
+    const [a, b] = await Promise.all([
+      runNode('node/migrate-cli.ts', target.url),
+      runNode('node/migrate-cli.ts', target.url),
+    ]);
     expect([a.code, b.code], a.output + b.output).toEqual([0, 0]);
     expect(a.output + b.output).toMatch(/database is up to date[\s\S]*database is up to date/);
     const db = target.pool();
-    expect((await db.query(`SELECT name FROM schema_migrations ORDER BY name`)).rows.map((r) => r.name)).toEqual(await sqlFiles(MIGRATIONS_DIR));
+    expect((await db.query(`SELECT name FROM schema_migrations ORDER BY name`)).rows.map((r) => r.name)).toEqual(
+      await sqlFiles(MIGRATIONS_DIR),
+    );
     // the same schema as a database migrated alone (the test template)
     const template = new URL(inject('pgAdminUrl'));
     template.pathname = `/${inject('pgTemplate')}`;
@@ -133,7 +141,9 @@ describe('migrating again', () => {
     const before = (await db.query(`SELECT name, checksum, applied_at FROM schema_migrations ORDER BY name`)).rows;
     const schema = await schemaOf(db);
     expect(await migrate(db)).toEqual([]);
-    expect((await db.query(`SELECT name, checksum, applied_at FROM schema_migrations ORDER BY name`)).rows).toEqual(before);
+    expect((await db.query(`SELECT name, checksum, applied_at FROM schema_migrations ORDER BY name`)).rows).toEqual(
+      before,
+    );
     expect(await schemaOf(db)).toEqual(schema);
   });
 });
@@ -162,8 +172,12 @@ describe('append-only migrations', () => {
     await expect(refused).rejects.toThrow(/migrations are append-only: restore the file and add a new file instead/);
     await expect(refused).rejects.toMatchObject({ name: 'MigrationRefused' });
     // refused before anything ran: the later file was not applied, the index not built, the function not restored
-    expect((await db.query(`SELECT name FROM schema_migrations ORDER BY name`)).rows.map((r) => r.name)).toEqual(await sqlFiles(MIGRATIONS_DIR));
-    expect((await db.query(`SELECT to_regclass('later_table') AS t, to_regclass('products_name_idx') AS i`)).rows[0]).toEqual({ t: null, i: null });
+    expect((await db.query(`SELECT name FROM schema_migrations ORDER BY name`)).rows.map((r) => r.name)).toEqual(
+      await sqlFiles(MIGRATIONS_DIR),
+    );
+    expect(
+      (await db.query(`SELECT to_regclass('later_table') AS t, to_regclass('products_name_idx') AS i`)).rows[0],
+    ).toEqual({ t: null, i: null });
     expect(await functionNames(db)).not.toContain('order_json');
   });
 
@@ -180,17 +194,28 @@ describe('append-only migrations', () => {
 
   it('a database of the pre-squash migrator (names without checksums) is refused, naming its first unknown file', async () => {
     const db = (await emptyDatabase()).pool();
-    await db.query(`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await db.query(
+      `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     await db.query(`INSERT INTO schema_migrations (name) VALUES ('001_core.sql'), ('002_payments.sql')`);
-    await expect(migrate(db)).rejects.toThrow('db/migrations/001_core.sql is recorded as applied in schema_migrations, but the file is missing');
+    await expect(migrate(db)).rejects.toThrow(
+      'db/migrations/001_core.sql is recorded as applied in schema_migrations, but the file is missing',
+    );
   });
 
   it('a migration that fails names its file and leaves the database as it was (one transaction)', async () => {
     const db = (await emptyDatabase()).pool();
     const dir = await migrationsCopy();
-    await writeFile(path.join(dir, '0002_broken.sql'), `CREATE TABLE broken (id integer PRIMARY KEY);\nALTER TABLE no_such_table ADD COLUMN x integer;\n`);
-    await expect(migrate(db, { migrations: dir })).rejects.toThrow(`${path.join(dir, '0002_broken.sql')}: relation "no_such_table" does not exist`);
-    expect((await db.query(`SELECT to_regclass('schema_migrations') AS m, to_regclass('products') AS p`)).rows[0]).toEqual({ m: null, p: null });
+    await writeFile(
+      path.join(dir, '0002_broken.sql'),
+      `CREATE TABLE broken (id integer PRIMARY KEY);\nALTER TABLE no_such_table ADD COLUMN x integer;\n`,
+    );
+    await expect(migrate(db, { migrations: dir })).rejects.toThrow(
+      `${path.join(dir, '0002_broken.sql')}: relation "no_such_table" does not exist`,
+    );
+    expect(
+      (await db.query(`SELECT to_regclass('schema_migrations') AS m, to_regclass('products') AS p`)).rows[0],
+    ).toEqual({ m: null, p: null });
   });
 
   it('the real hosts refuse to start on a database whose applied migration was edited: exit non-zero, naming the file', async () => {
@@ -198,8 +223,13 @@ describe('append-only migrations', () => {
     const db = target.pool();
     await migrate(db);
     // the file as it is now no longer matches what the database recorded: the same as editing it after it was applied
-    await db.query(`UPDATE schema_migrations SET checksum = $1 WHERE name = '0001_schema.sql'`, [sha256('the file as it was applied')]);
-    const [cli, host] = await Promise.all([runNode('node/migrate-cli.ts', target.url), runNode('node/start.ts', target.url)]);
+    await db.query(`UPDATE schema_migrations SET checksum = $1 WHERE name = '0001_schema.sql'`, [
+      sha256('the file as it was applied'),
+    ]);
+    const [cli, host] = await Promise.all([
+      runNode('node/migrate-cli.ts', target.url),
+      runNode('node/start.ts', target.url),
+    ]);
     for (const run of [cli, host]) {
       expect(run.code, run.output).not.toBe(0);
       expect(run.output).toContain('MigrationRefused: db/migrations/0001_schema.sql was edited after it was applied');
@@ -213,7 +243,9 @@ describe('functions', () => {
     const db = (await emptyDatabase()).pool();
     await migrate(db);
     const schema = await schemaOf(db);
-    await db.query(`CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb LANGUAGE sql STABLE AS $$ SELECT '{}'::jsonb $$`);
+    await db.query(
+      `CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb LANGUAGE sql STABLE AS $$ SELECT '{}'::jsonb $$`,
+    );
     await db.query(`DROP FUNCTION expire_due_holds(integer)`);
     expect(await schemaOf(db)).not.toEqual(schema);
     expect(await migrate(db)).toEqual([]);
@@ -235,7 +267,9 @@ describe('the folders stay honest', () => {
     const declared: string[] = [];
     for (const name of functions) {
       const sql = withoutComments(await readFile(path.join(FUNCTIONS_DIR, name), 'utf8'));
-      expect(sql, `db/functions/${name}`).not.toMatch(/\b(CREATE|ALTER|DROP)\s+TABLE\b|\bCREATE\s+(UNIQUE\s+)?INDEX\b|\bCREATE\s+TYPE\b/i);
+      expect(sql, `db/functions/${name}`).not.toMatch(
+        /\b(CREATE|ALTER|DROP)\s+TABLE\b|\bCREATE\s+(UNIQUE\s+)?INDEX\b|\bCREATE\s+TYPE\b/i,
+      );
       // a plain CREATE FUNCTION would fail on the second migrate
       expect(sql, `db/functions/${name}`).not.toMatch(/\bCREATE\s+FUNCTION\b/i);
       declared.push(...[...sql.matchAll(/\bCREATE\s+OR\s+REPLACE\s+FUNCTION\s+(\w+)/gi)].map((m) => m[1]!));

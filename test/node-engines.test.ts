@@ -21,6 +21,9 @@ describe('engines.node', () => {
   });
 
   it('accepts the Node this suite runs on (what CI runs is what the project says it supports)', () => {
-    expect(semver.satisfies(process.versions.node, supported), `node ${process.versions.node} vs engines ${supported}`).toBe(true);
+    expect(
+      semver.satisfies(process.versions.node, supported),
+      `node ${process.versions.node} vs engines ${supported}`,
+    ).toBe(true);
   });
 });

@@ -30,7 +30,13 @@ const get = (send: Send, base: string, qs: Record<string, string>) =>
     body: (await r.json()) as any,
   }));
 const post = (send: Send, base: string, body: unknown, qs = '') =>
-  send(new Request(`${base}/graphql${qs}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })).then(async (r) => ({
+  send(
+    new Request(`${base}/graphql${qs}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  ).then(async (r) => ({
     status: r.status,
     body: (await r.json()) as any,
   }));
@@ -42,8 +48,25 @@ async function refusesAmbiguous(send: Send, base: string) {
   expect(both.status).toBe(400);
   expect(both.body.errors[0].extensions.code).toBe('AMBIGUOUS_OPERATION');
   // the same in a POST body, and a body id against a query-string id
-  expect((await post(send, base, { documentId: PRODUCTS, extensions: JSON.parse(apq(AVAILABILITY)), variables: JSON.parse(variables) })).status).toBe(400);
-  expect((await post(send, base, { extensions: JSON.parse(apq(AVAILABILITY)), variables: JSON.parse(variables) }, `?documentId=${PRODUCTS}`)).status).toBe(400);
+  expect(
+    (
+      await post(send, base, {
+        documentId: PRODUCTS,
+        extensions: JSON.parse(apq(AVAILABILITY)),
+        variables: JSON.parse(variables),
+      })
+    ).status,
+  ).toBe(400);
+  expect(
+    (
+      await post(
+        send,
+        base,
+        { extensions: JSON.parse(apq(AVAILABILITY)), variables: JSON.parse(variables) },
+        `?documentId=${PRODUCTS}`,
+      )
+    ).status,
+  ).toBe(400);
   // a document and a different id
   const docAndId = await post(send, base, { query: `{ __typename }`, documentId: PRODUCTS });
   expect(docAndId.status).toBe(400);
@@ -51,7 +74,11 @@ async function refusesAmbiguous(send: Send, base: string) {
   // a document with its own id (what Apollo's and urql's links resend after an unknown id) is one operation
   const doc = shippedManifest.operations[PRODUCTS]!.document;
   expect(await sha256Hex(doc)).toBe(PRODUCTS);
-  const same = await post(send, base, { query: doc, extensions: JSON.parse(apq(PRODUCTS)), variables: JSON.parse(variables) });
+  const same = await post(send, base, {
+    query: doc,
+    extensions: JSON.parse(apq(PRODUCTS)),
+    variables: JSON.parse(variables),
+  });
   expect(same.status).toBe(200);
   expect(same.body.data.products[0].name).toBe('Product AMBIG-1');
   // and the same id twice ('sha256:'-prefixed or not) is one operation
@@ -66,7 +93,11 @@ describe('a request naming two different operations is refused', () => {
   });
 
   it('in workerd, where nothing it did is cached: the next plain request for either operation is a MISS with its own answer', async () => {
-    const w: LocalWorker = await startLocalWorker({ databaseUrl: t.dbUrl, vars: { EDGE_CACHE_TTL_SECONDS: '60', EDGE_CACHE_SWR_SECONDS: '0' }, name: 'ambiguous' });
+    const w: LocalWorker = await startLocalWorker({
+      databaseUrl: t.dbUrl,
+      vars: { EDGE_CACHE_TTL_SECONDS: '60', EDGE_CACHE_SWR_SECONDS: '0' },
+      name: 'ambiguous',
+    });
     stops.push(() => w.stop());
     const base = 'https://edge.test';
     // twice: a poisoning attempt that got through once would be served from the cache the second time

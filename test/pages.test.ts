@@ -47,9 +47,25 @@ describe('orders(customerId, status, first, after)', () => {
   it("shows a storefront its own client's orders newest first, filtered; an admin every client's", async () => {
     await t.product('PG-ORD', 20);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await t.placeOrder({ idempotencyKey: `pg-${i}`, customerId: i % 2 ? 'pg-odd' : 'pg-even', lines: [{ sku: 'PG-ORD', quantity: 1 }] })).order!.id);
-    const other = (await t.placeOrder({ idempotencyKey: 'pg-other', customerId: 'pg-even', lines: [{ sku: 'PG-ORD', quantity: 1 }] }, KEYS.storefront2)).order!.id;
-    await t.gql(`mutation($i: ReleaseReservationInput!) { releaseReservation(input: $i) { userErrors { code } } }`, { i: { orderId: ids[0] } });
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        (
+          await t.placeOrder({
+            idempotencyKey: `pg-${i}`,
+            customerId: i % 2 ? 'pg-odd' : 'pg-even',
+            lines: [{ sku: 'PG-ORD', quantity: 1 }],
+          })
+        ).order!.id,
+      );
+    const other = (
+      await t.placeOrder(
+        { idempotencyKey: 'pg-other', customerId: 'pg-even', lines: [{ sku: 'PG-ORD', quantity: 1 }] },
+        KEYS.storefront2,
+      )
+    ).order!.id;
+    await t.gql(`mutation($i: ReleaseReservationInput!) { releaseReservation(input: $i) { userErrors { code } } }`, {
+      i: { orderId: ids[0] },
+    });
 
     const mine = await all(ORDERS, { first: 2 }, 'orders');
     expect(mine.map((o) => o.id)).toEqual([...ids].reverse()); // newest first, every one once, not the other client's

@@ -26,14 +26,25 @@ async function publish(input: { app: string; version: string; documents: Doc[] }
 }
 
 /** Runs a persisted id with `key`: GET with `documentId` (or the APQ extension), or POST with either in the body. */
-async function run(id: string, variables: Record<string, unknown>, key: string, how: 'GET documentId' | 'GET apq' | 'POST documentId' | 'POST apq' = 'GET documentId') {
+async function run(
+  id: string,
+  variables: Record<string, unknown>,
+  key: string,
+  how: 'GET documentId' | 'GET apq' | 'POST documentId' | 'POST apq' = 'GET documentId',
+) {
   const extensions = { persistedQuery: { version: 1, sha256Hash: id } };
   const headers = { authorization: `Bearer ${key}`, accept: 'application/graphql-response+json, application/json' };
   const res =
     how === 'GET documentId'
-      ? await t.app.request(`/graphql?${new URLSearchParams({ documentId: id, variables: JSON.stringify(variables) })}`, { headers })
+      ? await t.app.request(
+          `/graphql?${new URLSearchParams({ documentId: id, variables: JSON.stringify(variables) })}`,
+          { headers },
+        )
       : how === 'GET apq'
-        ? await t.app.request(`/graphql?${new URLSearchParams({ extensions: JSON.stringify(extensions), variables: JSON.stringify(variables) })}`, { headers })
+        ? await t.app.request(
+            `/graphql?${new URLSearchParams({ extensions: JSON.stringify(extensions), variables: JSON.stringify(variables) })}`,
+            { headers },
+          )
         : await t.app.request('/graphql', {
             method: 'POST',
             headers: { ...headers, 'content-type': 'application/json' },
@@ -45,7 +56,10 @@ async function run(id: string, variables: Record<string, unknown>, key: string, 
 const expectNotFound = (r: { status: number; body: any }) => {
   expect(r.status).toBe(404);
   // the message urql matches and the code Apollo Client matches: both then fall back as their docs say
-  expect(r.body.errors[0]).toMatchObject({ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } });
+  expect(r.body.errors[0]).toMatchObject({
+    message: 'PersistedQueryNotFound',
+    extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' },
+  });
   expect(r.body.data).toBeUndefined();
 };
 
@@ -59,9 +73,18 @@ describe('publishPartnerDocuments', () => {
     for (const how of ['GET documentId', 'GET apq', 'POST documentId', 'POST apq'] as const) {
       const got = await run(price.id, { sku: 'PD-1' }, PARTNER_KEYS.acme, how);
       expect(got.status, how).toBe(200);
-      expect(got.body.data.product, how).toEqual({ sku: 'PD-1', name: 'Product PD-1', price: { amount: 1999, currencyCode: 'USD' } });
+      expect(got.body.data.product, how).toEqual({
+        sku: 'PD-1',
+        name: 'Product PD-1',
+        price: { amount: 1999, currencyCode: 'USD' },
+      });
     }
-    const held = await run(hold.id, { input: { idempotencyKey: 'pd-hold-1', customerId: 'acme-shopper', lines: [{ sku: 'PD-1', quantity: 1 }] } }, PARTNER_KEYS.acme, 'POST apq');
+    const held = await run(
+      hold.id,
+      { input: { idempotencyKey: 'pd-hold-1', customerId: 'acme-shopper', lines: [{ sku: 'PD-1', quantity: 1 }] } },
+      PARTNER_KEYS.acme,
+      'POST apq',
+    );
     expect(held.body.data.placeOrder).toMatchObject({ order: { status: 'RESERVED' }, userErrors: [] });
     expect((await t.inventory('PD-1')).reserved).toBe(1);
   });
@@ -75,8 +98,12 @@ describe('publishPartnerDocuments', () => {
       { id: 'not-a-sha256', body: good.body }, // 2
       await doc(`query Broken { product(sku: "x") { sku `), // 3: syntax
       await doc(`query Unknown { product(sku: "x") { sku secretCost } }`), // 4: not in the schema
-      await doc(`mutation TooDeep($input: PlaceOrderInput!) { placeOrder(input: $input) { order { lines { unitPrice { amount } } } } }`), // 5
-      await doc(`query TooManyAliases { a: product(sku: "a") { sku } b: product(sku: "b") { sku } c: product(sku: "c") { sku } d: product(sku: "d") { sku } }`), // 6
+      await doc(
+        `mutation TooDeep($input: PlaceOrderInput!) { placeOrder(input: $input) { order { lines { unitPrice { amount } } } } }`,
+      ), // 5
+      await doc(
+        `query TooManyAliases { a: product(sku: "a") { sku } b: product(sku: "b") { sku } c: product(sku: "c") { sku } d: product(sku: "d") { sku } }`,
+      ), // 6
       await doc(`query TooManyTokens { product(sku: "x") { ${'sku '.repeat(300)} } }`), // 7
       await doc(`query TooCostly($id: ID!) { order(id: $id) { ...O } again: order(id: $id) { ...O } }
         fragment O on Order { id status customerId createdAt updatedAt total { amount currencyCode } lines { sku quantity unitPrice { amount currencyCode } } reservation { state expiresAt } }`), // 8
@@ -102,7 +129,9 @@ describe('publishPartnerDocuments', () => {
 
     // nothing stored: the good document is unknown, the version is free
     expectNotFound(await run(good.id, { sku: 'PD-1' }, PARTNER_KEYS.acme));
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM partner_app_versions WHERE app = 'acme' AND version = '2.0.0'`);
+    const { rows } = await t.db.query(
+      `SELECT count(*)::int AS n FROM partner_app_versions WHERE app = 'acme' AND version = '2.0.0'`,
+    );
     expect(rows[0].n).toBe(0);
     const again = await publish({ app: 'acme', version: '2.0.0', documents: [good] });
     expect(again.publication).toMatchObject({ version: '2.0.0', documentCount: 1, replayed: false });
@@ -111,16 +140,32 @@ describe('publishPartnerDocuments', () => {
   });
 
   it('checks with the limits the server enforces at call time: the refused documents are refused there by the same codes', async () => {
-    const send = async (query: string, variables: Record<string, unknown> = {}) => (await t.gql(query, variables, KEYS.admin)).body.errors?.[0]?.extensions?.code;
-    expect(await send(`mutation TooDeep($input: PlaceOrderInput!) { placeOrder(input: $input) { order { lines { unitPrice { amount } } } } }`, {
-      input: { idempotencyKey: 'x', customerId: 'x', lines: [{ sku: 'PD-1', quantity: 1 }] },
-    })).toBe('QUERY_TOO_DEEP');
-    expect(await send(`query { a: product(sku: "a") { sku } b: product(sku: "b") { sku } c: product(sku: "c") { sku } d: product(sku: "d") { sku } }`)).toBe('TOO_MANY_ALIASES');
+    const send = async (query: string, variables: Record<string, unknown> = {}) =>
+      (await t.gql(query, variables, KEYS.admin)).body.errors?.[0]?.extensions?.code;
+    expect(
+      await send(
+        `mutation TooDeep($input: PlaceOrderInput!) { placeOrder(input: $input) { order { lines { unitPrice { amount } } } } }`,
+        {
+          input: { idempotencyKey: 'x', customerId: 'x', lines: [{ sku: 'PD-1', quantity: 1 }] },
+        },
+      ),
+    ).toBe('QUERY_TOO_DEEP');
+    expect(
+      await send(
+        `query { a: product(sku: "a") { sku } b: product(sku: "b") { sku } c: product(sku: "c") { sku } d: product(sku: "d") { sku } }`,
+      ),
+    ).toBe('TOO_MANY_ALIASES');
     expect(await send(`query { product(sku: "x") { ${'sku '.repeat(300)} } }`)).toBe('TOO_MANY_TOKENS');
     // one alias fewer, one level shallower, fewer tokens: accepted at publish time and at call time alike
-    const fine = await doc(`query ThreeAliases { a: product(sku: "PD-1") { sku } b: product(sku: "PD-1") { sku } c: product(sku: "PD-1") { sku } }`);
+    const fine = await doc(
+      `query ThreeAliases { a: product(sku: "PD-1") { sku } b: product(sku: "PD-1") { sku } c: product(sku: "PD-1") { sku } }`,
+    );
     expect((await publish({ app: 'acme', version: '2.1.0', documents: [fine] })).userErrors).toEqual([]);
-    expect((await run(fine.id, {}, PARTNER_KEYS.acme)).body.data).toEqual({ a: { sku: 'PD-1' }, b: { sku: 'PD-1' }, c: { sku: 'PD-1' } });
+    expect((await run(fine.id, {}, PARTNER_KEYS.acme)).body.data).toEqual({
+      a: { sku: 'PD-1' },
+      b: { sku: 'PD-1' },
+      c: { sku: 'PD-1' },
+    });
   });
 
   it('is idempotent for the same version and documents (in any order), and a published version never takes other documents', async () => {
@@ -138,7 +183,11 @@ describe('publishPartnerDocuments', () => {
       const refused = await publish({ app: 'globex', version: '7', documents: other });
       expect(refused.publication).toBeNull();
       expect(refused.userErrors).toEqual([
-        { code: 'VERSION_ALREADY_PUBLISHED', field: ['input', 'version'], message: expect.stringMatching(/^globex@7 was published at .* with other documents/) },
+        {
+          code: 'VERSION_ALREADY_PUBLISHED',
+          field: ['input', 'version'],
+          message: expect.stringMatching(/^globex@7 was published at .* with other documents/),
+        },
       ]);
     }
     expectNotFound(await run(c.id, { sku: 'PD-1' }, PARTNER_KEYS.globex));
@@ -148,13 +197,15 @@ describe('publishPartnerDocuments', () => {
   it('under concurrent publishes of one version stores exactly one set of documents; twins replay it, the others are refused', async () => {
     const x = [await doc(`query RaceX { product(sku: "PD-1") { sku } }`)];
     const y = [await doc(`query RaceY { product(sku: "PD-1") { name } }`)];
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => publish({ app: 'globex', version: 'race', documents: i % 2 ? x : y })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => publish({ app: 'globex', version: 'race', documents: i % 2 ? x : y })),
+    );
     const winners = answers.filter((r) => r.publication?.replayed === false);
     expect(winners).toHaveLength(1);
     const winnerIsX = answers.indexOf(winners[0]!) % 2 === 1;
     answers.forEach((r, i) => {
       if (r === winners[0]) return;
-      if (i % 2 === 1 === winnerIsX) expect(r.publication?.replayed).toBe(true);
+      if ((i % 2 === 1) === winnerIsX) expect(r.publication?.replayed).toBe(true);
       else expect(r.userErrors.map((e) => e.code)).toEqual(['VERSION_ALREADY_PUBLISHED']);
     });
     const { rows } = await t.db.query(`SELECT id FROM partner_documents WHERE app = 'globex' AND version = 'race'`);
@@ -175,8 +226,15 @@ describe('publishPartnerDocuments', () => {
   it('names a bad app, version or document count', async () => {
     const d = await doc(`query Fine { product(sku: "PD-1") { sku } }`);
     const r = await publish({ app: 'Acme_Corp', version: '', documents: [] });
-    expect(r.userErrors.map((e) => e.field)).toEqual([['input', 'app'], ['input', 'version'], ['input', 'documents']]);
-    expect((await publish({ app: 'acme', version: '1.0.0 beta', documents: [d] })).userErrors[0]!.field).toEqual(['input', 'version']);
+    expect(r.userErrors.map((e) => e.field)).toEqual([
+      ['input', 'app'],
+      ['input', 'version'],
+      ['input', 'documents'],
+    ]);
+    expect((await publish({ app: 'acme', version: '1.0.0 beta', documents: [d] })).userErrors[0]!.field).toEqual([
+      'input',
+      'version',
+    ]);
   });
 });
 
@@ -184,7 +242,8 @@ describe('running partner documents by id', () => {
   it("keeps each app to its own documents: another app's key, a partner key without an app and a storefront key get PersistedQueryNotFound (404)", async () => {
     const price = await doc(PRICE); // published for acme above
     expect((await run(price.id, { sku: 'PD-1' }, PARTNER_KEYS.acme)).status).toBe(200);
-    for (const key of [PARTNER_KEYS.globex, KEYS.partner, KEYS.storefront, KEYS.admin]) expectNotFound(await run(price.id, { sku: 'PD-1' }, key));
+    for (const key of [PARTNER_KEYS.globex, KEYS.partner, KEYS.storefront, KEYS.admin])
+      expectNotFound(await run(price.id, { sku: 'PD-1' }, key));
   });
 
   it('still runs the shipped operations for every partner key, with or without an app', async () => {
@@ -221,7 +280,10 @@ describe('running partner documents by id', () => {
     const real = await doc(`query Real { product(sku: "PD-1") { sku } }`);
     await expect(
       t.db.transaction(async (tx) => {
-        await tx.query(`INSERT INTO partner_app_versions (app, version, fingerprint, documents) VALUES ('acme', 'forged', $1, 1)`, [real.id]);
+        await tx.query(
+          `INSERT INTO partner_app_versions (app, version, fingerprint, documents) VALUES ('acme', 'forged', $1, 1)`,
+          [real.id],
+        );
         await tx.query(
           `INSERT INTO partner_documents (app, version, id, body, operation_name, operation_type, root_fields) VALUES ('acme', 'forged', $1, $2, 'Real', 'query', '{product}')`,
           [real.id, `query Real { order(id: "someone-else") { customerId } }`],

@@ -18,17 +18,30 @@ const json = async (file: string) => JSON.parse(await text(file));
 describe('the generated files of the partner examples', () => {
   it('apollo/persisted-query-manifest.json is what `npx generate-persisted-query-manifest --config ...` writes', async () => {
     const configPath = path.join(ROOT, `${EX}/apollo/persisted-query-manifest.config.json`);
-    const generated = await generatePersistedQueryManifest(await json(`${EX}/apollo/persisted-query-manifest.config.json`), configPath);
+    const generated = await generatePersistedQueryManifest(
+      await json(`${EX}/apollo/persisted-query-manifest.config.json`),
+      configPath,
+    );
     expect(generated.operations.map((o) => o.name)).toEqual(['PartnerProduct']);
     expect(await json(`${EX}/apollo/persisted-query-manifest.json`)).toEqual(generated);
   });
 
   it('codegen/gql/ is what `npx graphql-codegen --config examples/partners/codegen/codegen.ts` writes, hashes included', async () => {
-    const outputs = (await generate({ ...codegenConfig, cwd: ROOT, silent: true }, false)) as { filename: string; content: string }[];
-    expect(outputs.map((o) => path.basename(o.filename)).sort()).toEqual(['gql.ts', 'graphql.ts', 'index.ts', 'persisted-documents.json']);
-    for (const o of outputs) expect(await text(path.relative(ROOT, path.resolve(ROOT, o.filename))), o.filename).toBe(o.content);
+    const outputs = (await generate({ ...codegenConfig, cwd: ROOT, silent: true }, false)) as {
+      filename: string;
+      content: string;
+    }[];
+    expect(outputs.map((o) => path.basename(o.filename)).sort()).toEqual([
+      'gql.ts',
+      'graphql.ts',
+      'index.ts',
+      'persisted-documents.json',
+    ]);
+    for (const o of outputs)
+      expect(await text(path.relative(ROOT, path.resolve(ROOT, o.filename))), o.filename).toBe(o.content);
     // the client preset's ids are "sha256:<hex>" of the body it wrote: what publish accepts
-    for (const [id, body] of Object.entries(await json(`${EX}/codegen/gql/persisted-documents.json`))) expect(id).toBe(`sha256:${await sha256Hex(body as string)}`);
+    for (const [id, body] of Object.entries(await json(`${EX}/codegen/gql/persisted-documents.json`)))
+      expect(id).toBe(`sha256:${await sha256Hex(body as string)}`);
   });
 
   it('urql/persisted-documents.json is what `npx tsx examples/partners/urql/documents.ts` writes', async () => {
@@ -45,7 +58,10 @@ describe('the generated files of the partner examples', () => {
 describe('docs/partners.md', () => {
   it('shows every example file as it is in examples/partners', async () => {
     const doc = await text('docs/partners.md');
-    const blocks = [...doc.matchAll(/<!-- example: (\S+) -->\n```\w*\n([\s\S]*?)```/g)].map((m) => ({ file: m[1]!, shown: m[2]! }));
+    const blocks = [...doc.matchAll(/<!-- example: (\S+) -->\n```\w*\n([\s\S]*?)```/g)].map((m) => ({
+      file: m[1]!,
+      shown: m[2]!,
+    }));
     expect(blocks.map((b) => b.file).sort()).toEqual(
       [
         'apollo/client.ts',

@@ -10,13 +10,29 @@ import type { Processor } from '../payments/processor.js';
 const t = await startPaymentsApp({ timeoutMs: 2_000 });
 const FIELDS = `${ORDER_FIELDS} payment { state reference nextAction { type clientSecret redirectUrl } }`;
 type NextAction = { type: string; clientSecret: string | null; redirectUrl: string | null };
-type Answer = { order: { id: string; status: string; reservation: { state: string }; payment: { state: string; nextAction: NextAction | null } | null }; nextAction: NextAction | null; userErrors: { code: string }[] };
+type Answer = {
+  order: {
+    id: string;
+    status: string;
+    reservation: { state: string };
+    payment: { state: string; nextAction: NextAction | null } | null;
+  };
+  nextAction: NextAction | null;
+  userErrors: { code: string }[];
+};
 
 let n = 0;
 async function place(sku: string, token: string | null): Promise<Answer> {
   const d = await t.http(
     `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { ${FIELDS} } nextAction { type clientSecret redirectUrl } userErrors { code } } }`,
-    { input: { idempotencyKey: `act-${++n}`, customerId: `act-shopper-${n}`, lines: [{ sku, quantity: 1 }], ...(token ? { payment: { provider: 'sandbox', token } } : {}) } },
+    {
+      input: {
+        idempotencyKey: `act-${++n}`,
+        customerId: `act-shopper-${n}`,
+        lines: [{ sku, quantity: 1 }],
+        ...(token ? { payment: { provider: 'sandbox', token } } : {}),
+      },
+    },
   );
   return d.placeOrder;
 }
@@ -27,22 +43,35 @@ async function payOrder(orderId: string, token: string): Promise<Answer> {
   );
   return d.payOrder;
 }
-const order = async (id: string) => (await t.http(`query($id: ID!) { order(id: $id) { ${FIELDS} } }`, { id })).order as Answer['order'];
+const order = async (id: string) =>
+  (await t.http(`query($id: ID!) { order(id: $id) { ${FIELDS} } }`, { id })).order as Answer['order'];
 /** The shopper completes (or fails) 3-D Secure with the processor, at the URL the next action gave. */
-const complete = (a: NextAction, result: 'approve' | 'fail') => fetch(a.redirectUrl!, { method: 'POST', body: JSON.stringify({ result }) }).then((r) => r.json());
+const complete = (a: NextAction, result: 'approve' | 'fail') =>
+  fetch(a.redirectUrl!, { method: 'POST', body: JSON.stringify({ result }) }).then((r) => r.json());
 
 describe('next actions (3-D Secure)', () => {
   it('tok_3ds_approve: AWAITING_PAYMENT with nextAction in the payload and Order.payment; completing it confirms', async () => {
     await t.product('ACT-OK', 1);
     const r = await place('ACT-OK', 'tok_3ds_approve');
     expect(r.userErrors).toEqual([]);
-    expect(r.order).toMatchObject({ status: 'AWAITING_PAYMENT', reservation: { state: 'AWAITING_PAYMENT' }, payment: { state: 'ACTION_REQUIRED' } });
-    expect(r.nextAction).toMatchObject({ type: 'three_d_secure', clientSecret: expect.stringMatching(/^sbx_.*_secret$/), redirectUrl: expect.stringContaining('/_sandbox/actions/') });
+    expect(r.order).toMatchObject({
+      status: 'AWAITING_PAYMENT',
+      reservation: { state: 'AWAITING_PAYMENT' },
+      payment: { state: 'ACTION_REQUIRED' },
+    });
+    expect(r.nextAction).toMatchObject({
+      type: 'three_d_secure',
+      clientSecret: expect.stringMatching(/^sbx_.*_secret$/),
+      redirectUrl: expect.stringContaining('/_sandbox/actions/'),
+    });
     expect(r.order.payment!.nextAction).toEqual(r.nextAction);
     expect(await t.inventory('ACT-OK')).toEqual({ available: 0, reserved: 1, sold: 0 }); // held while the shopper acts
     expect(await complete(r.nextAction!, 'approve')).toEqual({ status: 'succeeded' });
     await t.eventually(async () => (await order(r.order.id)).status === 'CONFIRMED');
-    expect(await order(r.order.id)).toMatchObject({ status: 'CONFIRMED', payment: { state: 'AUTHORIZED', nextAction: null } });
+    expect(await order(r.order.id)).toMatchObject({
+      status: 'CONFIRMED',
+      payment: { state: 'AUTHORIZED', nextAction: null },
+    });
     expect(await t.inventory('ACT-OK')).toEqual({ available: 0, reserved: 0, sold: 1 });
     expect(await t.charges(r.order.id)).toMatchObject({ charges: 1 });
   });
@@ -64,7 +93,10 @@ describe('next actions (3-D Secure)', () => {
     expect(r.nextAction?.type).toBe('three_d_secure');
     await complete(r.nextAction!, 'fail');
     await t.eventually(async () => (await order(held.order.id)).status === 'RESERVED');
-    expect(await order(held.order.id)).toMatchObject({ reservation: { state: 'HELD' }, payment: { state: 'DECLINED' } });
+    expect(await order(held.order.id)).toMatchObject({
+      reservation: { state: 'HELD' },
+      payment: { state: 'DECLINED' },
+    });
     expect((await payOrder(held.order.id, 'tok_approve')).order.status).toBe('CONFIRMED');
   });
 });
@@ -83,7 +115,11 @@ describe('AWAITING_PAYMENT is bounded: cancel at the processor first, release on
     await t.pastDeadline(id, { pastGiveUp: true });
     expect(await t.reconcile()).toMatchObject({ cancelled: 1 });
     expect(await t.charges(id)).toMatchObject({ cancels: 1, charges: 0, status: 'canceled' });
-    expect(await order(id)).toMatchObject({ status: 'EXPIRED', reservation: { state: 'EXPIRED' }, payment: { state: 'CANCELLED' } });
+    expect(await order(id)).toMatchObject({
+      status: 'EXPIRED',
+      reservation: { state: 'EXPIRED' },
+      payment: { state: 'CANCELLED' },
+    });
     expect(await t.inventory('ACT-ABANDON')).toEqual({ available: 1, reserved: 0, sold: 0 });
   });
 
@@ -91,7 +127,12 @@ describe('AWAITING_PAYMENT is bounded: cancel at the processor first, release on
     await t.product('ACT-NOCANCEL', 1);
     const r = await place('ACT-NOCANCEL', 'tok_3ds_abandon');
     await t.pastDeadline(r.order.id, { pastGiveUp: true });
-    const unreachable: Processor = { ...t.processor(), cancel: async () => { throw new Error('processor unreachable'); } };
+    const unreachable: Processor = {
+      ...t.processor(),
+      cancel: async () => {
+        throw new Error('processor unreachable');
+      },
+    };
     expect(await t.reconcile(unreachable)).toMatchObject({ errors: 1, cancelled: 0 });
     expect((await order(r.order.id)).status).toBe('AWAITING_PAYMENT'); // I7: only the processor's answer releases it
     expect(await t.inventory('ACT-NOCANCEL')).toEqual({ available: 0, reserved: 1, sold: 0 });
@@ -124,6 +165,10 @@ describe('AWAITING_PAYMENT is bounded: cancel at the processor first, release on
     await t.pastDeadline(held.order.id, { pastGiveUp: true });
     expect(await t.reconcile()).toMatchObject({ expired: 1 });
     expect(await t.charges(held.order.id)).toMatchObject({ cancels: 1, status: 'canceled', charges: 0 });
-    expect(await order(held.order.id)).toMatchObject({ status: 'RESERVED', reservation: { state: 'HELD' }, payment: { state: 'CANCELLED' } });
+    expect(await order(held.order.id)).toMatchObject({
+      status: 'RESERVED',
+      reservation: { state: 'HELD' },
+      payment: { state: 'CANCELLED' },
+    });
   });
 });

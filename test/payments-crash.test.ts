@@ -40,8 +40,14 @@ async function startServer(extraEnv: Record<string, string>): Promise<ServerProc
 }
 
 const state = async (orderId: string) =>
-  (await tdb.db.query(`SELECT o.status, r.state FROM orders o JOIN reservations r ON r.order_id = o.id WHERE o.id = $1`, [orderId])).rows[0];
-const inventory = async (sku: string) => (await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = $1`, [sku])).rows[0];
+  (
+    await tdb.db.query(
+      `SELECT o.status, r.state FROM orders o JOIN reservations r ON r.order_id = o.id WHERE o.id = $1`,
+      [orderId],
+    )
+  ).rows[0];
+const inventory = async (sku: string) =>
+  (await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = $1`, [sku])).rows[0];
 async function until<T>(fn: () => Promise<T | undefined | null | false>, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -65,15 +71,30 @@ describe('a crash between the hold and the authorization', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY.split(':')[1]}` },
       body: JSON.stringify({
         query: `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id status } } }`,
-        variables: { input: { idempotencyKey: 'crash-1', customerId: 'c1', lines: [{ sku: 'CRASH-1', quantity: 1 }], payment: { provider: 'sandbox', token: 'tok_approve' } } },
+        variables: {
+          input: {
+            idempotencyKey: 'crash-1',
+            customerId: 'c1',
+            lines: [{ sku: 'CRASH-1', quantity: 1 }],
+            payment: { provider: 'sandbox', token: 'tok_approve' },
+          },
+        },
       }),
     }).catch(() => null); // the server dies under it
-    const orderId = await until(async () => (await tdb.db.query(`SELECT id FROM orders WHERE status = 'AWAITING_PAYMENT'`)).rows[0]?.id as string | undefined);
+    const orderId = await until(
+      async () =>
+        (await tdb.db.query(`SELECT id FROM orders WHERE status = 'AWAITING_PAYMENT'`)).rows[0]?.id as
+          | string
+          | undefined,
+    );
     await first.stop('SIGKILL');
     await request;
     expect(await inventory('CRASH-1')).toEqual({ available: 0, reserved: 1, sold: 0 }); // held, not stranded yet
 
-    let c = (await (await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`)).json()) as { requests: number; charges: number };
+    let c = (await (await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`)).json()) as {
+      requests: number;
+      charges: number;
+    };
     expect(c.requests).toBe(0); // never sent to the processor
 
     // After restart the attempt's outcome is unknown: the reconciler does not guess from "not found" (the request may
@@ -83,7 +104,10 @@ describe('a crash between the hold and the authorization', () => {
     await until(async () => (await state(orderId))?.status === 'CONFIRMED');
     expect(await state(orderId)).toEqual({ status: 'CONFIRMED', state: 'SOLD' });
     expect(await inventory('CRASH-1')).toEqual({ available: 0, reserved: 0, sold: 1 });
-    c = (await (await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`)).json()) as { requests: number; charges: number };
+    c = (await (await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`)).json()) as {
+      requests: number;
+      charges: number;
+    };
     expect(c.charges).toBe(1);
     await second.stop();
   });
@@ -92,17 +116,44 @@ describe('a crash between the hold and the authorization', () => {
     await product('CRASH-2', 1);
     // exactly what place_order leaves behind when the process dies right after it commits
     const r = await placeOrder(tdb.db, {
-      clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }],
-      holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1,
+      clientId: 'client-x',
+      customerId: 'c2',
+      key: 'crash-2',
+      requestHash: 'h',
+      lines: [{ sku: 'CRASH-2', quantity: 1 }],
+      holdTtlSeconds: 600,
+      retentionHours: 24,
+      payment: true,
+      recoverySeconds: 1,
     });
     expect(r.kind).toBe('placed');
     const id = (r as { order: { id: string } }).order.id;
-    const retryNow = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
+    const retryNow = await placeOrder(tdb.db, {
+      clientId: 'client-x',
+      customerId: 'c2',
+      key: 'crash-2',
+      requestHash: 'h',
+      lines: [{ sku: 'CRASH-2', quantity: 1 }],
+      holdTtlSeconds: 600,
+      retentionHours: 24,
+      payment: true,
+      recoverySeconds: 1,
+    });
     expect(retryNow.kind).toBe('in_progress');
     await makeHoldsOverdue(tdb.db, { orderIds: [id] });
     expect(await sweepOnce(tdb.db, createMetrics())).toBe(1);
     expect(await inventory('CRASH-2')).toEqual({ available: 1, reserved: 0, sold: 0 });
-    const retryLater = await placeOrder(tdb.db, { clientId: 'client-x', customerId: 'c2', key: 'crash-2', requestHash: 'h', lines: [{ sku: 'CRASH-2', quantity: 1 }], holdTtlSeconds: 600, retentionHours: 24, payment: true, recoverySeconds: 1 });
+    const retryLater = await placeOrder(tdb.db, {
+      clientId: 'client-x',
+      customerId: 'c2',
+      key: 'crash-2',
+      requestHash: 'h',
+      lines: [{ sku: 'CRASH-2', quantity: 1 }],
+      holdTtlSeconds: 600,
+      retentionHours: 24,
+      payment: true,
+      recoverySeconds: 1,
+    });
     expect(retryLater).toMatchObject({ kind: 'replayed', order: { id, status: 'EXPIRED' } });
     const key = await tdb.db.query(`SELECT state FROM idempotency_keys WHERE key = 'crash-2'`);
     expect(key.rows).toEqual([{ state: 'DONE' }]); // finished: retention cleanup can delete it

@@ -9,11 +9,20 @@ const t = await startPaymentsApp({
   sandbox: { hangMs: 5_000 },
   wrap: (p, db): Processor => {
     const tracker = trackOpenWork(db);
-    const seen = <A extends unknown[], R>(op: string, fn: (...a: A) => Promise<R>) => (...a: A) => {
-      calls.push({ op, openDbWork: tracker.open() });
-      return fn(...a);
+    const seen =
+      <A extends unknown[], R>(op: string, fn: (...a: A) => Promise<R>) =>
+      (...a: A) => {
+        calls.push({ op, openDbWork: tracker.open() });
+        return fn(...a);
+      };
+    return {
+      ...p,
+      authorize: seen('authorize', p.authorize),
+      lookup: seen('lookup', p.lookup),
+      void: seen('void', p.void),
+      cancel: seen('cancel', p.cancel),
+      capture: seen('capture', p.capture),
     };
-    return { ...p, authorize: seen('authorize', p.authorize), lookup: seen('lookup', p.lookup), void: seen('void', p.void), cancel: seen('cancel', p.cancel), capture: seen('capture', p.capture) };
   },
 });
 t.sandbox.configure({ webhookUrl: undefined }); // nothing but the calls under test touches the database
@@ -22,7 +31,11 @@ describe('placeOrder with a payment in flight', () => {
   it('answers a retry with the same key IN_PROGRESS (order AWAITING_PAYMENT) and authorizes once', async () => {
     await t.product('FLY-1', 1);
     const first = t.pay('fly-1', 'FLY-1', 'tok_slow_1500');
-    await t.eventually(async () => (await t.db.query(`SELECT 1 FROM payments p JOIN order_lines l USING (order_id) WHERE l.sku = 'FLY-1'`)).rowCount);
+    await t.eventually(
+      async () =>
+        (await t.db.query(`SELECT 1 FROM payments p JOIN order_lines l USING (order_id) WHERE l.sku = 'FLY-1'`))
+          .rowCount,
+    );
     const retries = await Promise.all(Array.from({ length: 5 }, () => t.pay('fly-1', 'FLY-1', 'tok_slow_1500')));
     for (const r of retries) {
       expect(r.replayed).toBe(true);
@@ -42,7 +55,11 @@ describe('placeOrder with a payment in flight', () => {
     const first = await t.pay('fly-2', 'FLY-2', 'tok_timeout_approve');
     expect(first.order!.status).toBe('AWAITING_PAYMENT');
     const again = await t.pay('fly-2', 'FLY-2', 'tok_timeout_approve');
-    expect(again).toMatchObject({ replayed: true, userErrors: [], order: { id: first.order!.id, status: 'AWAITING_PAYMENT' } });
+    expect(again).toMatchObject({
+      replayed: true,
+      userErrors: [],
+      order: { id: first.order!.id, status: 'AWAITING_PAYMENT' },
+    });
     expect((await t.charges(first.order!.id)).requests).toBe(1);
   });
 
@@ -62,7 +79,16 @@ describe('placeOrder with a payment in flight', () => {
     // a compensation to carry out: a success recorded for an order we expire by hand
     await t.db.query(`INSERT INTO compensations (order_id, provider) VALUES ($1, 'sandbox')`, [unknown.order!.id]);
     await t.compensate();
-    expect(calls.map((c) => c.op)).toEqual(['authorize', 'authorize', 'authorize', 'authorize', 'authorize', 'lookup', 'cancel', 'void']);
+    expect(calls.map((c) => c.op)).toEqual([
+      'authorize',
+      'authorize',
+      'authorize',
+      'authorize',
+      'authorize',
+      'lookup',
+      'cancel',
+      'void',
+    ]);
     for (const c of calls) expect(c).toEqual({ op: c.op, openDbWork: 0 });
   });
 });

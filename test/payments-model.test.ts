@@ -41,7 +41,9 @@ const processor: Processor = {
     else if (!token.startsWith('timeout')) throw new Error(`authorized twice outside a repeat: ${k}`);
     const c = charges.get(k)!;
     if (token.startsWith('timeout') && !prior) return { outcome: 'unknown', reason: 'timeout' };
-    return c.status === 'succeeded' ? { outcome: 'approved', providerRef: `ref_${k}` } : { outcome: 'declined', reason: 'card_declined' };
+    return c.status === 'succeeded'
+      ? { outcome: 'approved', providerRef: `ref_${k}` }
+      : { outcome: 'declined', reason: 'card_declined' };
   },
   async lookup(key) {
     return charges.get(key)?.status ?? 'not_found';
@@ -60,7 +62,13 @@ const processor: Processor = {
   },
   async verifyWebhook(raw) {
     const e = JSON.parse(raw);
-    return { id: e.id, type: e.type, orderId: e.orderId, paymentKey: e.paymentKey, outcome: e.type === 'ok' ? 'approved' : 'declined' };
+    return {
+      id: e.id,
+      type: e.type,
+      orderId: e.orderId,
+      paymentKey: e.paymentKey,
+      outcome: e.type === 'ok' ? 'approved' : 'declined',
+    };
   },
 };
 // asked before the processor saw the charge, past the window in which a repeat of the authorization could still find it
@@ -95,14 +103,27 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ a: fc.constant('reuse' as const), k: fc.nat(9) }),
   { weight: 2, arbitrary: fc.record({ a: fc.constant('release' as const), k: fc.nat(9) }) },
   fc.record({ a: fc.constant('expire' as const) }),
-  { weight: 3, arbitrary: fc.record({ a: fc.constant('webhook' as const), k: fc.nat(9), copies: fc.integer({ min: 1, max: 3 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ a: fc.constant('webhook' as const), k: fc.nat(9), copies: fc.integer({ min: 1, max: 3 }) }),
+  },
   { weight: 2, arbitrary: fc.record({ a: fc.constant('reconcile' as const), blind: fc.boolean() }) },
   fc.record({ a: fc.constant('compensate' as const) }),
-  { weight: 3, arbitrary: fc.record({ a: fc.constant('pay' as const), k: fc.nat(9), t: fc.nat(PAY_TOKENS.length - 1) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ a: fc.constant('pay' as const), k: fc.nat(9), t: fc.nat(PAY_TOKENS.length - 1) }),
+  },
   { weight: 2, arbitrary: fc.record({ a: fc.constant('confirm' as const), k: fc.nat(9) }) },
   fc.record({ a: fc.constant('cancel' as const), k: fc.nat(9) }),
   fc.record({ a: fc.constant('capture' as const) }),
-  { weight: 2, arbitrary: fc.record({ a: fc.constant('race' as const), k: fc.nat(9), ops: fc.array(fc.nat(4), { minLength: 2, maxLength: 4 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      a: fc.constant('race' as const),
+      k: fc.nat(9),
+      ops: fc.array(fc.nat(4), { minLength: 2, maxLength: 4 }),
+    }),
+  },
 );
 
 type ModelOrder = {
@@ -137,10 +158,20 @@ async function check(sku: string, model: Map<number, ModelOrder>, available: num
   );
   expect(held.rows[0]).toEqual({ reserved: inv.reserved, sold: inv.sold });
   const PAIR: Record<string, string[]> = {
-    RESERVED: ['HELD'], AWAITING_PAYMENT: ['AWAITING_PAYMENT'], CONFIRMED: ['SOLD'], CANCELLED: ['RELEASED'], REJECTED: ['RELEASED'], EXPIRED: ['EXPIRED'],
+    RESERVED: ['HELD'],
+    AWAITING_PAYMENT: ['AWAITING_PAYMENT'],
+    CONFIRMED: ['SOLD'],
+    CANCELLED: ['RELEASED'],
+    REJECTED: ['RELEASED'],
+    EXPIRED: ['EXPIRED'],
   };
   for (const o of model.values()) {
-    const row = (await db.query(`SELECT o.status, r.state, r.released_reason FROM orders o LEFT JOIN reservations r ON r.order_id = o.id WHERE o.id = $1`, [o.id])).rows[0];
+    const row = (
+      await db.query(
+        `SELECT o.status, r.state, r.released_reason FROM orders o LEFT JOIN reservations r ON r.order_id = o.id WHERE o.id = $1`,
+        [o.id],
+      )
+    ).rows[0];
     expect(row.status).toBe(o.status); // the model
     if (row.state) expect(PAIR[row.status]).toContain(row.state); // I6: one consistent state per order
     // I7: a hold is released by the timer only when no payment of it can succeed any more (never while AWAITING_PAYMENT;
@@ -202,14 +233,32 @@ describe('payments against a model', () => {
                 break;
               }
               const q = qty(act.k);
-              const m: ModelOrder = { id: r.order!.id, status: 'REJECTED', qty: q, token, keys: [], payMode: false, held: false, paidEver: false, confirmedRef: null, refundDue: false };
+              const m: ModelOrder = {
+                id: r.order!.id,
+                status: 'REJECTED',
+                qty: q,
+                token,
+                keys: [],
+                payMode: false,
+                held: false,
+                paidEver: false,
+                confirmedRef: null,
+                refundDue: false,
+              };
               model.set(act.k, m);
               if (available < q) break;
               available -= q;
               m.held = true;
               if (token) m.keys.push(m.id);
               if (token === 'approve') m.paidEver = true;
-              m.status = token === null ? 'RESERVED' : token === 'approve' ? 'CONFIRMED' : token === 'decline' ? 'REJECTED' : 'AWAITING_PAYMENT';
+              m.status =
+                token === null
+                  ? 'RESERVED'
+                  : token === 'approve'
+                    ? 'CONFIRMED'
+                    : token === 'decline'
+                      ? 'REJECTED'
+                      : 'AWAITING_PAYMENT';
               if (m.status === 'REJECTED') available += q;
               expect(r.order?.status).toBe(m.status);
               break;
@@ -224,7 +273,8 @@ describe('payments against a model', () => {
               if (!o) break;
               const r = await orders.releaseReservation(caller, { orderId: o.id });
               if (o.status === 'RESERVED') release(o, 'CANCELLED');
-              if (o.status === 'AWAITING_PAYMENT') expect(r.ok ? [] : r.errors.map((e) => e.code)).toEqual(['PAYMENT_IN_FLIGHT']);
+              if (o.status === 'AWAITING_PAYMENT')
+                expect(r.ok ? [] : r.errors.map((e) => e.code)).toEqual(['PAYMENT_IN_FLIGHT']);
               break;
             }
             case 'expire':
@@ -236,8 +286,17 @@ describe('payments against a model', () => {
               const key = o && latestKey(o);
               const c = key && charges.get(key);
               if (!o || !c) break;
-              const body = JSON.stringify({ id: `evt_${key}`, type: c.status === 'succeeded' ? 'ok' : 'fail', orderId: o.id, paymentKey: key });
-              await Promise.all(Array.from({ length: act.copies }, () => handlePaymentWebhook({ db, metrics, processors: [processor] }, 'model', body, new Headers())));
+              const body = JSON.stringify({
+                id: `evt_${key}`,
+                type: c.status === 'succeeded' ? 'ok' : 'fail',
+                orderId: o.id,
+                paymentKey: key,
+              });
+              await Promise.all(
+                Array.from({ length: act.copies }, () =>
+                  handlePaymentWebhook({ db, metrics, processors: [processor] }, 'model', body, new Headers()),
+                ),
+              );
               if (o.status === 'AWAITING_PAYMENT') {
                 if (c.status === 'succeeded') {
                   o.status = 'CONFIRMED';
@@ -256,7 +315,8 @@ describe('payments against a model', () => {
                 if (s === 'succeeded') {
                   m.status = 'CONFIRMED';
                   m.paidEver = true;
-                } else if (m.payMode) m.status = 'RESERVED'; // payOrder: the hold goes back to HELD
+                } else if (m.payMode)
+                  m.status = 'RESERVED'; // payOrder: the hold goes back to HELD
                 else release(m, s === 'failed' ? 'REJECTED' : 'EXPIRED');
               }
               break;
@@ -266,7 +326,12 @@ describe('payments against a model', () => {
               const r = await orders.payOrder(caller, { orderId: o.id, payment: { provider: 'model', token } });
               const codes = r.ok ? [] : r.errors.map((e) => e.code);
               if (o.status !== 'RESERVED') {
-                const expected = o.status === 'AWAITING_PAYMENT' ? 'PAYMENT_IN_FLIGHT' : o.status === 'EXPIRED' ? 'RESERVATION_EXPIRED' : 'ALREADY_FINAL';
+                const expected =
+                  o.status === 'AWAITING_PAYMENT'
+                    ? 'PAYMENT_IN_FLIGHT'
+                    : o.status === 'EXPIRED'
+                      ? 'RESERVATION_EXPIRED'
+                      : 'ALREADY_FINAL';
                 expect(codes).toEqual([expected]);
                 break;
               }
@@ -323,17 +388,26 @@ describe('payments against a model', () => {
                 () => orders.payOrder(caller, { orderId: o.id, payment: { provider: 'model', token: 'decline' } }),
               ];
               await Promise.all(act.ops.map((i) => OPS[i]!()));
-              const row = (await db.query(
-                `SELECT o.status, (SELECT available FROM inventory WHERE sku = $2) AS available,
+              const row = (
+                await db.query(
+                  `SELECT o.status, (SELECT available FROM inventory WHERE sku = $2) AS available,
                         coalesce((SELECT array_agg(coalesce(idem_key, '') ORDER BY attempt) FROM payments WHERE order_id = o.id AND idem_key IS NOT NULL), '{}') AS keys,
                         (SELECT on_decline FROM payments WHERE order_id = o.id ORDER BY attempt DESC LIMIT 1) AS on_decline,
                         EXISTS (SELECT 1 FROM payments WHERE order_id = o.id AND state IN ('AUTHORIZED', 'EXTERNAL')) AS paid,
                         (SELECT provider_ref FROM payments WHERE order_id = o.id AND state = 'EXTERNAL' LIMIT 1) AS ref,
                         EXISTS (SELECT 1 FROM caller_refunds WHERE order_id = o.id) AS refund_due
                    FROM orders o WHERE o.id = $1`,
-                [o.id, sku],
-              )).rows[0];
-              Object.assign(o, { status: row.status, keys: row.keys, payMode: row.on_decline === 'HOLD', paidEver: row.paid, confirmedRef: row.ref, refundDue: row.refund_due });
+                  [o.id, sku],
+                )
+              ).rows[0];
+              Object.assign(o, {
+                status: row.status,
+                keys: row.keys,
+                payMode: row.on_decline === 'HOLD',
+                paidEver: row.paid,
+                confirmedRef: row.ref,
+                refundDue: row.refund_due,
+              });
               available = row.available;
               break;
             }
@@ -348,19 +422,50 @@ describe('payments against a model', () => {
         numRuns: 60,
         // the paths that matter most, always run first: a late success after a blind release, duplicates, a release race
         examples: [
-          [[{ a: 'place', k: 2 }, { a: 'reconcile', blind: true }, { a: 'webhook', k: 2, copies: 3 }, { a: 'compensate' }, { a: 'compensate' }, { a: 'webhook', k: 2, copies: 1 }]],
-          [[{ a: 'place', k: 4 }, { a: 'release', k: 4 }, { a: 'place', k: 4 }, { a: 'place', k: 2 }, { a: 'release', k: 2 }, { a: 'expire' }, { a: 'webhook', k: 2, copies: 2 }]],
-          [[{ a: 'place', k: 3 }, { a: 'reuse', k: 3 }, { a: 'reconcile', blind: false }, { a: 'place', k: 0 }, { a: 'place', k: 1 }, { a: 'webhook', k: 3, copies: 2 }]],
+          [
+            [
+              { a: 'place', k: 2 },
+              { a: 'reconcile', blind: true },
+              { a: 'webhook', k: 2, copies: 3 },
+              { a: 'compensate' },
+              { a: 'compensate' },
+              { a: 'webhook', k: 2, copies: 1 },
+            ],
+          ],
+          [
+            [
+              { a: 'place', k: 4 },
+              { a: 'release', k: 4 },
+              { a: 'place', k: 4 },
+              { a: 'place', k: 2 },
+              { a: 'release', k: 2 },
+              { a: 'expire' },
+              { a: 'webhook', k: 2, copies: 2 },
+            ],
+          ],
+          [
+            [
+              { a: 'place', k: 3 },
+              { a: 'reuse', k: 3 },
+              { a: 'reconcile', blind: false },
+              { a: 'place', k: 0 },
+              { a: 'place', k: 1 },
+              { a: 'webhook', k: 3, copies: 2 },
+            ],
+          ],
         ],
       },
     );
     // the runs reached the main end states (random seeds: the rarer ones are logged, not required)
     const { rows } = await db.query(`SELECT status, count(*)::int AS n FROM orders GROUP BY status`);
     const seen = Object.fromEntries(rows.map((r) => [r.status, r.n]));
-    const comps = (await db.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE state = 'DONE')::int AS done FROM compensations`)).rows[0];
+    const comps = (
+      await db.query(
+        `SELECT count(*)::int AS n, count(*) FILTER (WHERE state = 'DONE')::int AS done FROM compensations`,
+      )
+    ).rows[0];
     console.log('model runs reached', JSON.stringify(seen), 'compensations', JSON.stringify(comps));
     for (const s of ['CONFIRMED', 'REJECTED', 'EXPIRED', 'CANCELLED']) expect(seen[s] ?? 0).toBeGreaterThan(0);
     expect(comps.done).toBeGreaterThan(0);
-
   });
 });

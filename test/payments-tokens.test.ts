@@ -12,7 +12,10 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(r.userErrors).toEqual([]);
     expect(r.order).toMatchObject({ status: 'CONFIRMED', reservation: { state: 'SOLD' } });
     expect(await t.inventory('PAY-OK')).toEqual({ available: 1, reserved: 0, sold: 1 });
-    await t.eventually(async () => (await t.db.query(`SELECT 1 FROM processed_events WHERE event_id LIKE $1`, [`%${r.order!.id}`])).rowCount);
+    await t.eventually(
+      async () =>
+        (await t.db.query(`SELECT 1 FROM processed_events WHERE event_id LIKE $1`, [`%${r.order!.id}`])).rowCount,
+    );
     expect(await t.inventory('PAY-OK')).toEqual({ available: 1, reserved: 0, sold: 1 });
     expect(await t.charges(r.order!.id)).toMatchObject({ requests: 1, charges: 1, voids: 0 });
     const again = await t.pay('ok-1', 'PAY-OK', 'tok_approve');
@@ -23,7 +26,11 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
   it('tok_decline: REJECTED with PAYMENT_DECLINED and the unit on sale again at once', async () => {
     await t.product('PAY-NO', 1);
     const r = await t.pay('no-1', 'PAY-NO', 'tok_decline');
-    expect(r.order).toMatchObject({ status: 'REJECTED', rejection: { code: 'PAYMENT_DECLINED' }, reservation: { state: 'RELEASED' } });
+    expect(r.order).toMatchObject({
+      status: 'REJECTED',
+      rejection: { code: 'PAYMENT_DECLINED' },
+      reservation: { state: 'RELEASED' },
+    });
     expect(r.userErrors.map((e) => e.code)).toEqual(['PAYMENT_DECLINED']);
     expect(await t.inventory('PAY-NO')).toEqual({ available: 1, reserved: 0, sold: 0 });
     expect(await t.availability('PAY-NO')).toEqual({ available: 1, soldOut: false });
@@ -48,7 +55,10 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(await t.eventually(async () => ((await t.order(id)).status === 'CONFIRMED' ? 1 : 0), 10_000)).toBe(1);
     expect(await t.inventory('PAY-TA')).toEqual({ available: 0, reserved: 0, sold: 1 });
     expect(await t.charges(id)).toMatchObject({ charges: 1, voids: 0 });
-    const { rows } = await t.db.query(`SELECT payload->>'status' AS s FROM outbox WHERE topic = 'order_status' AND aggregate_key = $1 ORDER BY id`, [id]);
+    const { rows } = await t.db.query(
+      `SELECT payload->>'status' AS s FROM outbox WHERE topic = 'order_status' AND aggregate_key = $1 ORDER BY id`,
+      [id],
+    );
     expect(rows.map((x) => x.s)).toEqual(['RESERVED', 'AWAITING_PAYMENT', 'CONFIRMED']); // never released in between
   });
 
@@ -103,7 +113,9 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
       expect(r.order!.status).toBe('AWAITING_PAYMENT');
       expect(t.outboxCalls).toEqual([['PAY-HOOK'], []]); // the claim, then the unknown outcome
       const id = r.order!.id;
-      expect(await t.eventually(async () => ((await t.order(id)).status === 'REJECTED' && hookCalls() === 2 ? 1 : 0))).toBe(1);
+      expect(
+        await t.eventually(async () => ((await t.order(id)).status === 'REJECTED' && hookCalls() === 2 ? 1 : 0)),
+      ).toBe(1);
     } finally {
       t.sandbox.configure({ delayMs: 0 });
     }
@@ -180,7 +192,10 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
       await t.pastDeadline(id);
       expect(await t.reconcile()).toMatchObject({ pending: 1 });
       expect(await t.reconcile()).toMatchObject({ pending: 0, confirmed: 0 }); // not due again yet
-      const { rows } = await t.db.query(`SELECT next_check_at > now() AS later, checks FROM payments WHERE order_id = $1`, [id]);
+      const { rows } = await t.db.query(
+        `SELECT next_check_at > now() AS later, checks FROM payments WHERE order_id = $1`,
+        [id],
+      );
       expect(rows).toEqual([{ later: true, checks: 1 }]);
       expect(await t.inventory('PAY-PEND')).toEqual({ available: 0, reserved: 1, sold: 0 });
       await t.eventually(async () => (await t.charges(id)).status === 'succeeded', 5_000);
@@ -198,7 +213,9 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     let ids: string[];
     try {
       const placed = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => t.pay(`many-${i}`, 'PAY-MANY', i % 2 ? 'tok_timeout_approve' : 'tok_timeout_decline')),
+        Array.from({ length: 20 }, (_, i) =>
+          t.pay(`many-${i}`, 'PAY-MANY', i % 2 ? 'tok_timeout_approve' : 'tok_timeout_decline'),
+        ),
       );
       ids = placed.map((p) => p.order!.id);
     } finally {
@@ -210,7 +227,10 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
     expect(a!.confirmed + b!.confirmed + c!.confirmed).toBe(10);
     expect(a!.declined + b!.declined + c!.declined).toBe(10);
     expect(await t.inventory('PAY-MANY')).toEqual({ available: 10, reserved: 0, sold: 10 });
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM outbox WHERE aggregate_key = ANY ($1::text[]) AND payload->>'status' IN ('CONFIRMED','REJECTED')`, [ids!]);
+    const { rows } = await t.db.query(
+      `SELECT count(*)::int AS n FROM outbox WHERE aggregate_key = ANY ($1::text[]) AND payload->>'status' IN ('CONFIRMED','REJECTED')`,
+      [ids!],
+    );
     expect(rows[0].n).toBe(20);
   });
 
@@ -226,9 +246,17 @@ describe('placeOrder with a payment, one sandbox token at a time (over HTTP)', (
 
   it('refuses an unknown provider or an empty token as INVALID_INPUT, writing nothing', async () => {
     await t.product('PAY-BAD', 1);
-    const d = await t.http(`mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id } userErrors { code field } } }`, {
-      input: { idempotencyKey: 'bad-1', customerId: 'c', lines: [{ sku: 'PAY-BAD', quantity: 1 }], payment: { provider: 'paypal', token: '' } },
-    });
+    const d = await t.http(
+      `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { id } userErrors { code field } } }`,
+      {
+        input: {
+          idempotencyKey: 'bad-1',
+          customerId: 'c',
+          lines: [{ sku: 'PAY-BAD', quantity: 1 }],
+          payment: { provider: 'paypal', token: '' },
+        },
+      },
+    );
     expect(d.placeOrder).toEqual({
       order: null,
       userErrors: [

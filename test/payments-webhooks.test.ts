@@ -32,7 +32,10 @@ describe('payment webhooks', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
     expect(answers.map((a) => a.body.result).sort()).toEqual(['confirmed', ...Array(9).fill('duplicate')]);
     expect(await t.inventory('WH-10')).toEqual({ available: 0, reserved: 0, sold: 1 });
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM outbox WHERE aggregate_key = $1 AND payload->>'status' = 'CONFIRMED'`, [id]);
+    const { rows } = await t.db.query(
+      `SELECT count(*)::int AS n FROM outbox WHERE aggregate_key = $1 AND payload->>'status' = 'CONFIRMED'`,
+      [id],
+    );
     expect(rows[0].n).toBe(1);
   });
 
@@ -50,7 +53,9 @@ describe('payment webhooks', () => {
     const r = await t.webhook(body, sign(body));
     expect(r.status).toBe(400);
     expect(await t.order(id!)).toMatchObject({ status: 'AWAITING_PAYMENT' });
-    expect((await t.db.query(`SELECT 1 FROM processed_events WHERE event_id = $1`, [`evt_test_${id}`])).rowCount).toBe(0);
+    expect((await t.db.query(`SELECT 1 FROM processed_events WHERE event_id = $1`, [`evt_test_${id}`])).rowCount).toBe(
+      0,
+    );
   });
 
   it('applies each event once when the sandbox delivers every webhook twice, late and out of order', async () => {
@@ -59,7 +64,12 @@ describe('payment webhooks', () => {
     try {
       const r = await Promise.all(['odd-1', 'odd-2'].map((k) => t.pay(k, 'WH-ODD', 'tok_approve')));
       const d = await t.pay('odd-3', 'WH-ODD', 'tok_decline');
-      await t.eventually(async () => Number((await t.db.query(`SELECT count(*)::int AS n FROM processed_events WHERE event_id LIKE 'evt_payment.%'`)).rows[0].n >= 3));
+      await t.eventually(async () =>
+        Number(
+          (await t.db.query(`SELECT count(*)::int AS n FROM processed_events WHERE event_id LIKE 'evt_payment.%'`))
+            .rows[0].n >= 3,
+        ),
+      );
       await new Promise((res) => setTimeout(res, 300)); // the duplicates arrive too
       for (const x of r) expect(await t.order(x.order!.id)).toMatchObject({ status: 'CONFIRMED' });
       expect(await t.order(d.order!.id)).toMatchObject({ status: 'REJECTED' });
@@ -78,8 +88,14 @@ describe('payment webhooks', () => {
     await t.pastDeadline(id!, { pastRepeatWindow: true }); // and no repeat of the authorization can find it any more
     expect(await t.reconcile(noCharge)).toMatchObject({ expired: 1 });
     expect(await t.inventory('WH-LATE')).toEqual({ available: 1, reserved: 0, sold: 0 });
-    const first = await t.webhook(successEvent(id!, 'evt_late_1'), signPayload(successEvent(id!, 'evt_late_1'), SECRET));
-    const second = await t.webhook(successEvent(id!, 'evt_late_2'), signPayload(successEvent(id!, 'evt_late_2'), SECRET));
+    const first = await t.webhook(
+      successEvent(id!, 'evt_late_1'),
+      signPayload(successEvent(id!, 'evt_late_1'), SECRET),
+    );
+    const second = await t.webhook(
+      successEvent(id!, 'evt_late_2'),
+      signPayload(successEvent(id!, 'evt_late_2'), SECRET),
+    );
     expect([first.body.result, second.body.result]).toEqual(['compensate', 'noop']);
     expect(await t.order(id!)).toMatchObject({ status: 'EXPIRED' });
     expect(await t.inventory('WH-LATE')).toEqual({ available: 1, reserved: 0, sold: 0 });
@@ -93,7 +109,13 @@ describe('payment webhooks', () => {
   it('lets a success webhook and a reconciler release race on one order for 30 rounds: exactly one outcome each time', async () => {
     await t.product('WH-RACE', 30);
     const ids: string[] = [];
-    for (let b = 0; b < 3; b++) ids.push(...(await awaiting('WH-RACE', Array.from({ length: 10 }, (_, i) => `race-${b}-${i}`))));
+    for (let b = 0; b < 3; b++)
+      ids.push(
+        ...(await awaiting(
+          'WH-RACE',
+          Array.from({ length: 10 }, (_, i) => `race-${b}-${i}`),
+        )),
+      );
     let voided = 0;
     const released: Processor = {
       ...t.processor(),
@@ -109,7 +131,8 @@ describe('payment webhooks', () => {
       const body = successEvent(id);
       const [wh] = await Promise.all([t.webhook(body, signPayload(body, SECRET)), t.reconcile(released)]);
       const o = await t.order(id);
-      const comps = (await t.db.query(`SELECT count(*)::int AS n FROM compensations WHERE order_id = $1`, [id])).rows[0].n;
+      const comps = (await t.db.query(`SELECT count(*)::int AS n FROM compensations WHERE order_id = $1`, [id])).rows[0]
+        .n;
       if (o.status === 'CONFIRMED') {
         expect(wh.body.result).toBe('confirmed');
         expect(comps).toBe(0);
@@ -149,7 +172,10 @@ describe('holds while a payment is in flight', () => {
     const [id] = await awaiting('INF-SWEEP', ['inf-sweep']);
     await makeHoldsOverdue(t.db, { orderIds: [id!], seconds: 3600 });
     await sweepOnce(t.db, t.metrics);
-    expect(await t.order(id!)).toMatchObject({ status: 'AWAITING_PAYMENT', reservation: { state: 'AWAITING_PAYMENT' } });
+    expect(await t.order(id!)).toMatchObject({
+      status: 'AWAITING_PAYMENT',
+      reservation: { state: 'AWAITING_PAYMENT' },
+    });
     expect(await t.inventory('INF-SWEEP')).toEqual({ available: 0, reserved: 1, sold: 0 });
   });
 });

@@ -15,7 +15,9 @@ describe('the persisted operations manifest', () => {
   });
 
   it("is shipped in Apollo's format too, in step with it: edge/persisted-query-manifest.json (same ids, names and bodies)", async () => {
-    const apollo = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../edge/persisted-query-manifest.json'), 'utf8'));
+    const apollo = JSON.parse(
+      await readFile(path.resolve(import.meta.dirname, '../edge/persisted-query-manifest.json'), 'utf8'),
+    );
     expect(apollo).toEqual(toApolloManifest(shippedManifest));
     expect(apollo.operations).toHaveLength(Object.keys(shippedManifest.operations).length);
     // what @apollo/persisted-query-lists and our server both rely on: the id is the sha256 of the body as written
@@ -23,7 +25,10 @@ describe('the persisted operations manifest', () => {
   });
 
   it('marks only public reads as edge-cacheable', () => {
-    const cacheable = Object.values(shippedManifest.operations).filter((o) => o.cacheable).map((o) => o.name).sort();
+    const cacheable = Object.values(shippedManifest.operations)
+      .filter((o) => o.cacheable)
+      .map((o) => o.name)
+      .sort();
     expect(cacheable).toEqual(['ProductAvailability', 'Products', 'ProductsAvailability']);
   });
 });
@@ -33,11 +38,18 @@ describe('persisted operations on the Node host', () => {
     const r = await t.persisted('ProductAvailability', { sku: 'PQ-1' }, KEYS.partner);
     expect(r.status).toBe(200);
     expect(r.body.data.product.availability).toMatchObject({ available: 3 });
-    const placed = await t.persisted('PlaceOrder', { input: { idempotencyKey: 'pq-1', customerId: 'p1', lines: [{ sku: 'PQ-1', quantity: 1 }] } }, KEYS.partner);
+    const placed = await t.persisted(
+      'PlaceOrder',
+      { input: { idempotencyKey: 'pq-1', customerId: 'p1', lines: [{ sku: 'PQ-1', quantity: 1 }] } },
+      KEYS.partner,
+    );
     expect(placed.body.data.placeOrder.order.status).toBe('RESERVED');
-    const byDocumentId = await t.app.request(`/graphql?documentId=${operationId('ProductAvailability')}&variables=${encodeURIComponent('{"sku":"PQ-1"}')}`, {
-      headers: { authorization: `Bearer ${KEYS.partner}` },
-    });
+    const byDocumentId = await t.app.request(
+      `/graphql?documentId=${operationId('ProductAvailability')}&variables=${encodeURIComponent('{"sku":"PQ-1"}')}`,
+      {
+        headers: { authorization: `Bearer ${KEYS.partner}` },
+      },
+    );
     expect(((await byDocumentId.json()) as any).data.product.availability.available).toBe(2);
   });
 
@@ -45,19 +57,28 @@ describe('persisted operations on the Node host', () => {
     const post = await t.gql(`{ product(sku: "PQ-1") { sku } }`, {}, KEYS.partner);
     expect(post.status).toBe(403);
     expect(post.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_ONLY');
-    const get = await t.app.request(`/graphql?query=${encodeURIComponent('{ product(sku: "PQ-1") { sku } }')}`, { headers: { authorization: `Bearer ${KEYS.partner}` } });
+    const get = await t.app.request(`/graphql?query=${encodeURIComponent('{ product(sku: "PQ-1") { sku } }')}`, {
+      headers: { authorization: `Bearer ${KEYS.partner}` },
+    });
     expect(get.status).toBe(403);
   });
 
   it('answers an unknown id with PERSISTED_QUERY_NOT_FOUND (404), for every role, never a 500', async () => {
     for (const key of [KEYS.partner, KEYS.storefront, KEYS.admin]) {
-      const r = await t.app.request(`/graphql?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } }))}`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
+      const r = await t.app.request(
+        `/graphql?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } }))}`,
+        {
+          headers: { authorization: `Bearer ${key}` },
+        },
+      );
       expect(r.status).toBe(404);
       expect(((await r.json()) as any).errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
     }
-    const none = await t.app.request('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.partner}` }, body: '{}' });
+    const none = await t.app.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.partner}` },
+      body: '{}',
+    });
     expect(none.status).toBe(400);
     expect(((await none.json()) as any).errors[0].extensions.code).toBe('PERSISTED_QUERY_ID_REQUIRED');
   });

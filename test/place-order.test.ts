@@ -7,7 +7,9 @@ describe('placeOrder', () => {
   it('gives the last unit to exactly one of 200 concurrent buyers', async () => {
     await t.product('LAST', 1);
     const answers = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => t.placeOrder({ idempotencyKey: `last-${i}`, customerId: `buyer-${i}`, lines: [{ sku: 'LAST', quantity: 1 }] })),
+      Array.from({ length: 200 }, (_, i) =>
+        t.placeOrder({ idempotencyKey: `last-${i}`, customerId: `buyer-${i}`, lines: [{ sku: 'LAST', quantity: 1 }] }),
+      ),
     );
     const reserved = answers.filter((a) => a.order?.status === 'RESERVED');
     const soldOut = answers.filter((a) => a.userErrors[0]?.code === 'SOLD_OUT');
@@ -32,15 +34,21 @@ describe('placeOrder', () => {
       { status: 'REJECTED', orders: 199, holds: 0, event_says_status: true },
       { status: 'RESERVED', orders: 1, holds: 1, event_says_status: true },
     ]);
-    const { rows: avail } = await t.db.query(`SELECT payload FROM outbox WHERE topic = 'availability' AND aggregate_key = 'LAST'`);
-    expect(avail.map((r) => r.payload)).toEqual([expect.objectContaining({ sku: 'LAST', available: 0, soldOut: true })]);
+    const { rows: avail } = await t.db.query(
+      `SELECT payload FROM outbox WHERE topic = 'availability' AND aggregate_key = 'LAST'`,
+    );
+    expect(avail.map((r) => r.payload)).toEqual([
+      expect.objectContaining({ sku: 'LAST', available: 0, soldOut: true }),
+    ]);
   });
 
   it('never hands out more than 100 units to 1,000 concurrent buyers of 1 to 3, and refuses nobody it could have served', async () => {
     await t.product('HUNDRED', 100);
     const wants = Array.from({ length: 1000 }, (_, i) => 1 + (i % 3));
     const answers = await Promise.all(
-      wants.map((q, i) => t.placeOrder({ idempotencyKey: `h-${i}`, customerId: `b-${i}`, lines: [{ sku: 'HUNDRED', quantity: q }] })),
+      wants.map((q, i) =>
+        t.placeOrder({ idempotencyKey: `h-${i}`, customerId: `b-${i}`, lines: [{ sku: 'HUNDRED', quantity: q }] }),
+      ),
     );
     const won = answers.map((a, i) => (a.order?.status === 'RESERVED' ? wants[i]! : 0));
     const handedOut = won.reduce((s, q) => s + q, 0);
@@ -48,7 +56,9 @@ describe('placeOrder', () => {
     expect(handedOut).toBeLessThanOrEqual(100);
     expect(inv.reserved).toBe(handedOut);
     expect(inv.available + inv.reserved + inv.sold).toBe(100);
-    const { rows } = await t.db.query(`SELECT coalesce(sum(quantity), 0)::int AS q FROM reservations WHERE sku = 'HUNDRED' AND state = 'HELD'`);
+    const { rows } = await t.db.query(
+      `SELECT coalesce(sum(quantity), 0)::int AS q FROM reservations WHERE sku = 'HUNDRED' AND state = 'HELD'`,
+    );
     expect(rows[0].q).toBe(inv.reserved);
     answers.forEach((a, i) => {
       if (a.order?.status !== 'RESERVED') {
@@ -81,7 +91,16 @@ describe('placeOrder', () => {
         t.placeOrder({
           idempotencyKey: `pair-${i}`,
           customerId: `p-${i}`,
-          lines: i % 2 ? [{ sku: 'PAIR-A', quantity: 1 }, { sku: 'PAIR-B', quantity: 1 }] : [{ sku: 'PAIR-B', quantity: 1 }, { sku: 'PAIR-A', quantity: 1 }],
+          lines:
+            i % 2
+              ? [
+                  { sku: 'PAIR-A', quantity: 1 },
+                  { sku: 'PAIR-B', quantity: 1 },
+                ]
+              : [
+                  { sku: 'PAIR-B', quantity: 1 },
+                  { sku: 'PAIR-A', quantity: 1 },
+                ],
         }),
       ),
     ); // t.placeOrder throws on any GraphQL error or non-200
@@ -96,12 +115,28 @@ describe('placeOrder', () => {
   it('rolls back every line when one line cannot be claimed, and records the rejection', async () => {
     await t.product('CART-A', 5);
     await t.product('CART-Z', 1);
-    const r = await t.placeOrder({ idempotencyKey: 'cart-1', lines: [{ sku: 'CART-A', quantity: 2 }, { sku: 'CART-Z', quantity: 2 }] });
+    const r = await t.placeOrder({
+      idempotencyKey: 'cart-1',
+      lines: [
+        { sku: 'CART-A', quantity: 2 },
+        { sku: 'CART-Z', quantity: 2 },
+      ],
+    });
     expect(r.order?.status).toBe('REJECTED');
-    expect(r.userErrors[0]).toMatchObject({ code: 'INSUFFICIENT_STOCK', sku: 'CART-Z', field: ['input', 'lines', '1'] });
+    expect(r.userErrors[0]).toMatchObject({
+      code: 'INSUFFICIENT_STOCK',
+      sku: 'CART-Z',
+      field: ['input', 'lines', '1'],
+    });
     expect(await t.inventory('CART-A')).toEqual({ available: 5, reserved: 0, sold: 0 });
     expect(await t.inventory('CART-Z')).toEqual({ available: 1, reserved: 0, sold: 0 });
-    const again = await t.placeOrder({ idempotencyKey: 'cart-1', lines: [{ sku: 'CART-Z', quantity: 2 }, { sku: 'CART-A', quantity: 2 }] });
+    const again = await t.placeOrder({
+      idempotencyKey: 'cart-1',
+      lines: [
+        { sku: 'CART-Z', quantity: 2 },
+        { sku: 'CART-A', quantity: 2 },
+      ],
+    });
     expect(again).toMatchObject({ replayed: true, order: { id: r.order!.id, status: 'REJECTED' } });
     expect(again.userErrors[0]?.code).toBe('INSUFFICIENT_STOCK');
   });
@@ -109,9 +144,18 @@ describe('placeOrder', () => {
   it('describes the order it placed: lines, prices, total and a hold that expires after the hold TTL', async () => {
     await t.product('DESCR', 3, 1250);
     const before = Date.now();
-    const r = await t.placeOrder({ idempotencyKey: 'descr', customerId: 'c-42', lines: [{ sku: 'DESCR', quantity: 2 }] });
+    const r = await t.placeOrder({
+      idempotencyKey: 'descr',
+      customerId: 'c-42',
+      lines: [{ sku: 'DESCR', quantity: 2 }],
+    });
     const o = r.order as any;
-    expect(o).toMatchObject({ status: 'RESERVED', customerId: 'c-42', total: { amount: 2500, currencyCode: 'USD' }, rejection: null });
+    expect(o).toMatchObject({
+      status: 'RESERVED',
+      customerId: 'c-42',
+      total: { amount: 2500, currencyCode: 'USD' },
+      rejection: null,
+    });
     expect(o.lines).toEqual([{ sku: 'DESCR', quantity: 2, unitPrice: { amount: 1250 } }]);
     expect(o.reservation.state).toBe('HELD');
     const ttl = new Date(o.reservation.expiresAt).getTime() - before;

@@ -38,9 +38,13 @@ const PRODUCTION = {
 
 /** Runs node/start.ts to its end with `env` (it must refuse: a start that succeeds would run until the timeout). */
 function refusal(env: Record<string, string | undefined>) {
-  const merged = Object.fromEntries(Object.entries({ ...PRODUCTION, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
+  const merged = Object.fromEntries(
+    Object.entries({ ...PRODUCTION, ...env }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   // an unset variable must not come from this process's environment either
-  const unset = Object.entries(env).filter(([, v]) => v === undefined).map(([k]) => k);
+  const unset = Object.entries(env)
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
   const r = runScript('node/start.ts', { ...merged, ...Object.fromEntries(unset.map((k) => [k, ''])) }, 30_000);
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
@@ -63,12 +67,20 @@ describe('a production start lists every problem at once (exit 2, one line per p
   it('names every missing variable in one start when nothing is set, DATABASE_URL among them', () => {
     const r = startWithOnly({ NODE_ENV: 'production' });
     expect(r.status).toBe(2);
-    expect(r.output).toMatch(/DATABASE_URL: required with NODE_ENV=production: the embedded database and its demo keys are for development/);
+    expect(r.output).toMatch(
+      /DATABASE_URL: required with NODE_ENV=production: the embedded database and its demo keys are for development/,
+    );
     expect(r.output).toMatch(/API_KEYS: required with NODE_ENV=production/);
     expect(r.output).toMatch(/PAYMENT_PROVIDER: required with NODE_ENV=production/);
     expect(r.output).toMatch(/METRICS_TOKEN: required with NODE_ENV=production when HOST is not loopback/);
     expect(r.output).toMatch(/BUYER_TOKEN_SECRET: required with NODE_ENV=production/);
-    expect(problemsOf(r.output).sort()).toEqual(['API_KEYS', 'BUYER_TOKEN_SECRET', 'DATABASE_URL', 'METRICS_TOKEN', 'PAYMENT_PROVIDER']);
+    expect(problemsOf(r.output).sort()).toEqual([
+      'API_KEYS',
+      'BUYER_TOKEN_SECRET',
+      'DATABASE_URL',
+      'METRICS_TOKEN',
+      'PAYMENT_PROVIDER',
+    ]);
   });
 
   it('names each refused variable in the same start, a malformed value beside the rules it would have met', () => {
@@ -96,7 +108,8 @@ describe('a production start lists every problem at once (exit 2, one line per p
     };
     for (const pattern of Object.values(expected)) expect(r.output).toMatch(pattern);
     expect(problemsOf(r.output).sort()).toEqual(Object.keys(expected).sort());
-    for (const secret of [DEV_WEBHOOK_SECRET, short, LONG.shop, LONG.admin, SECRET]) expect(r.output).not.toContain(secret);
+    for (const secret of [DEV_WEBHOOK_SECRET, short, LONG.shop, LONG.admin, SECRET])
+      expect(r.output).not.toContain(secret);
   });
 
   it('refuses a production start with no DATABASE_URL even when everything else is set', () => {
@@ -131,7 +144,11 @@ describe('a production start refuses unsafe settings (exit 2, naming the variabl
     const sandbox = refusal({ PAYMENT_WEBHOOK_SECRET: DEV_WEBHOOK_SECRET });
     expect(sandbox.status).toBe(2);
     expect(sandbox.output).toMatch(/PAYMENT_WEBHOOK_SECRET: is the published development secret/);
-    const stripe = refusal({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_prod_profile_secret_key', STRIPE_WEBHOOK_SECRET: DEV_WEBHOOK_SECRET });
+    const stripe = refusal({
+      PAYMENT_PROVIDER: 'stripe',
+      STRIPE_SECRET_KEY: 'sk_test_prod_profile_secret_key',
+      STRIPE_WEBHOOK_SECRET: DEV_WEBHOOK_SECRET,
+    });
     expect(stripe.status).toBe(2);
     expect(stripe.output).toMatch(/STRIPE_WEBHOOK_SECRET: is the published development secret/);
     for (const r of [sandbox, stripe]) {
@@ -172,16 +189,27 @@ describe('a production start refuses unsafe settings (exit 2, naming the variabl
 
   it('the standalone sandbox refuses the development secret in production', () => {
     for (const secret of ['', DEV_WEBHOOK_SECRET]) {
-      const r = runScript('node/sandbox-cli.ts', { NODE_ENV: 'production', PAYMENT_WEBHOOK_SECRET: secret, SANDBOX_PORT: '0' }, 30_000);
+      const r = runScript(
+        'node/sandbox-cli.ts',
+        { NODE_ENV: 'production', PAYMENT_WEBHOOK_SECRET: secret, SANDBOX_PORT: '0' },
+        30_000,
+      );
       expect(r.status).toBe(2);
-      expect(`${r.stdout}${r.stderr}`).toMatch(/PAYMENT_WEBHOOK_SECRET: (required with|is the published development secret)/);
+      expect(`${r.stdout}${r.stderr}`).toMatch(
+        /PAYMENT_WEBHOOK_SECRET: (required with|is the published development secret)/,
+      );
       expect(`${r.stdout}${r.stderr}`).not.toContain(DEV_WEBHOOK_SECRET);
     }
   });
 });
 
 async function webhook(srv: ServerProcess, secret: string) {
-  const body = JSON.stringify({ id: 'evt_forged_1', type: 'payment.succeeded', orderId: '00000000-0000-0000-0000-000000000000', providerRef: 'pay_forged' });
+  const body = JSON.stringify({
+    id: 'evt_forged_1',
+    type: 'payment.succeeded',
+    orderId: '00000000-0000-0000-0000-000000000000',
+    providerRef: 'pay_forged',
+  });
   return fetch(`${srv.url}/webhooks/payments/sandbox`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signPayload(body, secret) },
@@ -203,7 +231,9 @@ describe('a production server that starts', () => {
     const srv = await spawnServer({ env: { ...PRODUCTION, HOST: '0.0.0.0', METRICS_TOKEN: token } });
     servers.push(srv);
     expect((await fetch(`${srv.url}/metrics`)).status).toBe(401);
-    expect((await fetch(`${srv.url}/metrics`, { headers: { authorization: 'Bearer wrong_token_prod_profile_12' } })).status).toBe(401);
+    expect(
+      (await fetch(`${srv.url}/metrics`, { headers: { authorization: 'Bearer wrong_token_prod_profile_12' } })).status,
+    ).toBe(401);
     const ok = await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toMatch(/# HELP/);
@@ -215,14 +245,23 @@ describe('a production demo box (EMBEDDED_DATABASE=allow)', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lastunit-demo-box-'));
     chmodSync(dataDir, 0o755);
     try {
-      const srv = await spawnServer({ env: { ...PRODUCTION, DATABASE_URL: '', API_KEYS: '', EMBEDDED_DATABASE: 'allow', DATA_DIR: dataDir } });
+      const srv = await spawnServer({
+        env: { ...PRODUCTION, DATABASE_URL: '', API_KEYS: '', EMBEDDED_DATABASE: 'allow', DATA_DIR: dataDir },
+      });
       try {
         expect((await fetch(`${srv.url}/healthz`)).status).toBe(200);
-        const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as { role: string; key: string }[];
+        const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as {
+          role: string;
+          key: string;
+        }[];
         expect(keys.map((k) => k.role).sort()).toEqual(['admin', 'partner', 'public', 'storefront']);
         // the keys work (the demo box serves them) but are shown by their last characters only
         const shop = keys.find((k) => k.role === 'storefront')!.key;
-        const q = await fetch(srv.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${shop}` }, body: JSON.stringify({ query: '{ products(skus: ["LAST-1"]) { sku } }' }) });
+        const q = await fetch(srv.endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${shop}` },
+          body: JSON.stringify({ query: '{ products(skus: ["LAST-1"]) { sku } }' }),
+        });
         expect((await q.json()).data.products).toEqual([{ sku: 'LAST-1' }]);
         const page = await (await fetch(`${srv.url}/`)).text();
         for (const k of keys) expect(page).not.toContain(k.key);
@@ -241,12 +280,20 @@ describe('a production demo box (EMBEDDED_DATABASE=allow)', () => {
 
 describe('the start banner', () => {
   it('names the address the server bound: every address in production, this machine only by default elsewhere', async () => {
-    const all = await spawnServer({ env: { ...PRODUCTION, HOST: '', METRICS_TOKEN: 'metrics_token_banner_test_12345' } });
+    const all = await spawnServer({
+      env: { ...PRODUCTION, HOST: '', METRICS_TOKEN: 'metrics_token_banner_test_12345' },
+    });
     servers.push(all);
-    expect(all.output()).toContain(`lastunit listening on 0.0.0.0:${all.port} (every address): http://127.0.0.1:${all.port}/graphql`);
-    const dev = await spawnServer({ env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '' } });
+    expect(all.output()).toContain(
+      `lastunit listening on 0.0.0.0:${all.port} (every address): http://127.0.0.1:${all.port}/graphql`,
+    );
+    const dev = await spawnServer({
+      env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '' },
+    });
     servers.push(dev);
-    expect(dev.output()).toContain(`lastunit listening on 127.0.0.1:${dev.port} (this machine only): http://127.0.0.1:${dev.port}/graphql`);
+    expect(dev.output()).toContain(
+      `lastunit listening on 127.0.0.1:${dev.port} (this machine only): http://127.0.0.1:${dev.port}/graphql`,
+    );
   });
 });
 
@@ -258,12 +305,16 @@ describe('HOST chooses the listen address', () => {
     );
 
   it('listens on 127.0.0.1 only by default in development; HOST=0.0.0.0 listens on every address', async () => {
-    const dev = await spawnServer({ env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '' } });
+    const dev = await spawnServer({
+      env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '' },
+    });
     servers.push(dev);
     // 127.0.0.2 is this machine too (all of 127/8 is loopback), but not the address the server bound
     expect(await reachable(dev.port, '127.0.0.1')).toBe(200);
     expect(await reachable(dev.port, '127.0.0.2')).toBe('refused');
-    const all = await spawnServer({ env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '0.0.0.0' } });
+    const all = await spawnServer({
+      env: { NODE_ENV: 'development', DATABASE_URL: tdb.url, API_KEYS: PRODUCTION.API_KEYS, HOST: '0.0.0.0' },
+    });
     servers.push(all);
     expect(await reachable(all.port, '127.0.0.2')).toBe(200);
   });

@@ -17,7 +17,13 @@ let servers: ServerProcess[] = [];
 beforeAll(async () => {
   tdb = await createTestDatabase({ max: 30 });
   // RATE_LIMIT_BUYER_PER_WINDOW=0: the 50 twins are one buyer; MAX_ACTIVE_HOLDS=0: the carts' customers hold one each anyway
-  const env = { DATABASE_URL: tdb.url, API_KEYS, DATABASE_POOL_SIZE: '16', RATE_LIMIT_BUYER_PER_WINDOW: '0', RELAY: 'off' };
+  const env = {
+    DATABASE_URL: tdb.url,
+    API_KEYS,
+    DATABASE_POOL_SIZE: '16',
+    RATE_LIMIT_BUYER_PER_WINDOW: '0',
+    RELAY: 'off',
+  };
   // one claims each order alone; the other batches, with two batches of a SKU in flight at once (they meet in PostgreSQL too)
   servers = await Promise.all([
     spawnServer({ env: { ...env, CLAIM_BATCHING: 'off' } }),
@@ -40,14 +46,26 @@ async function gql(srv: ServerProcess, query: string, variables: Record<string, 
   return body.data;
 }
 async function product(sku: string, stock: number) {
-  const d = await gql(servers[0]!, CREATE_PRODUCT, { input: { sku, name: sku, priceAmount: 100, currencyCode: 'USD', initialStock: stock } }, KEYS.admin);
+  const d = await gql(
+    servers[0]!,
+    CREATE_PRODUCT,
+    { input: { sku, name: sku, priceAmount: 100, currencyCode: 'USD', initialStock: stock } },
+    KEYS.admin,
+  );
   expect(d.createProduct.userErrors).toEqual([]);
 }
 /** Buyer i goes to server i % 2. */
-const placeOrder = async (i: number, input: { idempotencyKey: string; customerId: string; lines: { sku: string; quantity: number }[] }) =>
-  (await gql(servers[i % 2]!, PLACE_ORDER, { input })).placeOrder as Placed;
+const placeOrder = async (
+  i: number,
+  input: { idempotencyKey: string; customerId: string; lines: { sku: string; quantity: number }[] },
+) => (await gql(servers[i % 2]!, PLACE_ORDER, { input })).placeOrder as Placed;
 const reservedOrders = async (sku: string) =>
-  (await tdb.db.query(`SELECT count(*)::int AS n FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku = $1 AND o.status = 'RESERVED'`, [sku])).rows[0].n as number;
+  (
+    await tdb.db.query(
+      `SELECT count(*)::int AS n FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku = $1 AND o.status = 'RESERVED'`,
+      [sku],
+    )
+  ).rows[0].n as number;
 
 describe('races decided by PostgreSQL (two server processes: batching off, and two batches in flight)', () => {
   it('the harness catches a read-then-write claim handing the last unit to several buyers', async () => {
@@ -62,13 +80,22 @@ describe('races decided by PostgreSQL (two server processes: batching off, and t
   it('gives the last unit to exactly one of 200 buyers spread over both processes', async () => {
     await product('RACE-LAST', 1);
     const r = await race(200, async (i) => {
-      const p = await placeOrder(i, { idempotencyKey: `rl-${i}`, customerId: `rl-${i}`, lines: [{ sku: 'RACE-LAST', quantity: 1 }] });
+      const p = await placeOrder(i, {
+        idempotencyKey: `rl-${i}`,
+        customerId: `rl-${i}`,
+        lines: [{ sku: 'RACE-LAST', quantity: 1 }],
+      });
       if (p.order?.status === 'RESERVED') return true;
       expect(p.userErrors[0]?.code).toBe('SOLD_OUT');
       return false;
     });
     expect(r.won).toBe(1);
-    expect(await stockAccount(tdb.db, 'RACE-LAST', 1)).toMatchObject({ available: 0, reserved: 1, oversold: 0, conserved: true });
+    expect(await stockAccount(tdb.db, 'RACE-LAST', 1)).toMatchObject({
+      available: 0,
+      reserved: 1,
+      oversold: 0,
+      conserved: true,
+    });
     expect(await reservedOrders('RACE-LAST')).toBe(1);
   });
 
@@ -77,7 +104,11 @@ describe('races decided by PostgreSQL (two server processes: batching off, and t
     const wants = (i: number) => 1 + (i % 3);
     const refusedWants: number[] = [];
     const r = await race(600, async (i) => {
-      const p = await placeOrder(i, { idempotencyKey: `r100-${i}`, customerId: `r100-${i}`, lines: [{ sku: 'RACE-100', quantity: wants(i) }] });
+      const p = await placeOrder(i, {
+        idempotencyKey: `r100-${i}`,
+        customerId: `r100-${i}`,
+        lines: [{ sku: 'RACE-100', quantity: wants(i) }],
+      });
       if (p.order?.status === 'RESERVED') return true;
       expect(['SOLD_OUT', 'INSUFFICIENT_STOCK']).toContain(p.userErrors[0]?.code);
       refusedWants.push(wants(i));
@@ -96,14 +127,23 @@ describe('races decided by PostgreSQL (two server processes: batching off, and t
     await product('RACE-FIT', demand);
     const refused: string[] = [];
     const r = await race(600, async (i) => {
-      const p = await placeOrder(i, { idempotencyKey: `rfit-${i}`, customerId: `rfit-${i}`, lines: [{ sku: 'RACE-FIT', quantity: wants(i) }] });
+      const p = await placeOrder(i, {
+        idempotencyKey: `rfit-${i}`,
+        customerId: `rfit-${i}`,
+        lines: [{ sku: 'RACE-FIT', quantity: wants(i) }],
+      });
       if (p.order?.status === 'RESERVED') return true;
       refused.push(`${i}:${p.userErrors[0]?.code}`);
       return false;
     });
     expect(refused).toEqual([]);
     expect(r.won).toBe(600);
-    expect(await stockAccount(tdb.db, 'RACE-FIT', demand)).toMatchObject({ available: 0, reserved: demand, oversold: 0, conserved: true });
+    expect(await stockAccount(tdb.db, 'RACE-FIT', demand)).toMatchObject({
+      available: 0,
+      reserved: demand,
+      oversold: 0,
+      conserved: true,
+    });
     expect(await reservedOrders('RACE-FIT')).toBe(600);
   });
 
@@ -135,11 +175,16 @@ describe('races decided by PostgreSQL (two server processes: batching off, and t
     const a = { sku: 'PAIR-A', quantity: 1 };
     const b = { sku: 'PAIR-B', quantity: 1 };
     const r = await race(600, async (i) => {
-      const p = await placeOrder(i, { idempotencyKey: `pair-${i}`, customerId: `pair-${i}`, lines: i % 4 < 2 ? [a, b] : [b, a] });
+      const p = await placeOrder(i, {
+        idempotencyKey: `pair-${i}`,
+        customerId: `pair-${i}`,
+        lines: i % 4 < 2 ? [a, b] : [b, a],
+      });
       return p.order?.status === 'RESERVED';
     });
     expect(r.won).toBe(450);
-    for (const sku of ['PAIR-A', 'PAIR-B']) expect(await stockAccount(tdb.db, sku, 450)).toMatchObject({ available: 0, reserved: 450, conserved: true });
+    for (const sku of ['PAIR-A', 'PAIR-B'])
+      expect(await stockAccount(tdb.db, sku, 450)).toMatchObject({ available: 0, reserved: 450, conserved: true });
     expect((await retries()) - before).toBe(0);
   });
 });

@@ -38,7 +38,15 @@ beforeAll(async () => {
   [defaults, small, off] = await Promise.all([
     spawnServer({ env }),
     // an hour's window: these tests count to a few within one window (a minute's could turn over mid-test)
-    spawnServer({ env: { ...env, RATE_LIMIT_PER_WINDOW: '8', RATE_LIMIT_BUYER_PER_WINDOW: '3', RATE_LIMIT_WINDOW_SECONDS: '3600', TRUST_PROXY: '1' } }),
+    spawnServer({
+      env: {
+        ...env,
+        RATE_LIMIT_PER_WINDOW: '8',
+        RATE_LIMIT_BUYER_PER_WINDOW: '3',
+        RATE_LIMIT_WINDOW_SECONDS: '3600',
+        TRUST_PROXY: '1',
+      },
+    }),
     spawnServer({ env: { ...env, RATE_LIMIT_PER_WINDOW: '0' } }),
   ]);
   await tdb.db.query(`INSERT INTO products (sku, name, price_amount, currency) VALUES ('RL-1', 'x', 100, 'USD')`);
@@ -46,7 +54,13 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([defaults, small, off].map((s) => s?.stop())));
 
-const post = (srv: ServerProcess, key: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+const post = (
+  srv: ServerProcess,
+  key: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) =>
   fetch(srv.endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
@@ -60,11 +74,17 @@ const limitHeaders = (res: Response) => ({
 });
 let n = 0;
 const PLACE = `mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { status } userErrors { code } } }`;
-const placeInput = (customerId: string) => ({ i: { idempotencyKey: `rl-${++n}`, customerId, lines: [{ sku: 'RL-1', quantity: 1 }] } });
+const placeInput = (customerId: string) => ({
+  i: { idempotencyKey: `rl-${++n}`, customerId, lines: [{ sku: 'RL-1', quantity: 1 }] },
+});
 
 describe('the per-key rate limit', () => {
   it('has defaults sized per role, and its RateLimit-* headers reach a real HTTP client on every answer', async () => {
-    const expected = { storefront: [K.shop, '300000'], partner: [K.partner, '60000'], admin: [K.admin, '6000'] } as const;
+    const expected = {
+      storefront: [K.shop, '300000'],
+      partner: [K.partner, '60000'],
+      admin: [K.admin, '6000'],
+    } as const;
     for (const [role, [key, limit]] of Object.entries(expected)) {
       // a partner may run persisted operations only: its answer is a 403, and it still carries the headers
       const res = await post(defaults, key, `{ product(sku: "RL-1") { sku } }`);
@@ -124,7 +144,9 @@ describe('the per-buyer limit on placeOrder', () => {
     expect(other.status).toBe(200);
     expect(((await other.json()) as any).data.placeOrder.order.status).toBe('RESERVED');
     // nothing was executed for the refused attempts: three orders for 'eager'
-    const { rows } = await tdb.db.query(`SELECT count(*)::int AS n FROM orders WHERE client_id = 'shop3' AND customer_id = 'eager'`);
+    const { rows } = await tdb.db.query(
+      `SELECT count(*)::int AS n FROM orders WHERE client_id = 'shop3' AND customer_id = 'eager'`,
+    );
     expect(rows[0].n).toBe(3);
   });
 
@@ -145,7 +167,8 @@ describe('the per-key rate limit on graphql-ws', () => {
   it('counts connections and subscriptions like HTTP requests: past the limit a subscription gets RATE_LIMITED, a connection 4429', async () => {
     const s = openSocket(small.url, K.shop4); // connection_init: 1
     await s.acked;
-    for (let i = 0; i < 8; i++) s.subscribe(`s${i}`, `subscription { availabilityChanged(skus: ["RL-1"]) { available } }`);
+    for (let i = 0; i < 8; i++)
+      s.subscribe(`s${i}`, `subscription { availabilityChanged(skus: ["RL-1"]) { available } }`);
     const refused = await s.answer('s7', ['error']); // subscriptions 1..7 fit (2..8), the 8th is the 9th request
     expect(refused.payload[0].extensions).toMatchObject({ code: 'RATE_LIMITED' });
     expect(s.messages.filter((m) => m.type === 'error').map((m) => m.id)).toEqual(['s7']);

@@ -20,12 +20,21 @@ const send = async (input: Record<string, unknown>) => {
 describe('a payment token the database cannot store', () => {
   it('is INVALID_INPUT before anything is written: no hold, no key, and a retry answers the same', async () => {
     await t.product('NUL-TOK', 3);
-    const input = { idempotencyKey: 'nul-tok-1', customerId: 'nul-c', lines: [{ sku: 'NUL-TOK', quantity: 1 }], payment: { provider: 'sandbox', token: 'tok_\u0000approve' } };
+    const input = {
+      idempotencyKey: 'nul-tok-1',
+      customerId: 'nul-c',
+      lines: [{ sku: 'NUL-TOK', quantity: 1 }],
+      payment: { provider: 'sandbox', token: 'tok_\u0000approve' },
+    };
     const before = await fingerprint(t.db);
     for (let attempt = 0; attempt < 2; attempt++) {
       const r = await send(input);
       expect([r.status, r.body.errors]).toEqual([200, undefined]);
-      expect(r.body.data.placeOrder).toMatchObject({ order: null, replayed: false, userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'payment', 'token'] }] });
+      expect(r.body.data.placeOrder).toMatchObject({
+        order: null,
+        replayed: false,
+        userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'payment', 'token'] }],
+      });
       expect(await fingerprint(t.db)).toEqual(before);
     }
     expect(await t.inventory('NUL-TOK')).toEqual({ available: 3, reserved: 0, sold: 0 });
@@ -35,9 +44,12 @@ describe('a payment token the database cannot store', () => {
     // the sandbox also sends the approval's webhook, a moment later: let it be recorded here, not inside the next
     // test's before/after window
     await expect
-      .poll(async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM processed_events')).rows[0]!.n, {
-        timeout: 15_000,
-      })
+      .poll(
+        async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM processed_events')).rows[0]!.n,
+        {
+          timeout: 15_000,
+        },
+      )
       .toBeGreaterThan(0);
   });
 
@@ -48,14 +60,26 @@ describe('a payment token the database cannot store', () => {
     });
     const orderId = held.placeOrder.order.id;
     const before = await fingerprint(t.db);
-    const pay = await t.http(`mutation($input: PayOrderInput!) { payOrder(input: $input) { order { status } userErrors { code field } } }`, {
-      input: { orderId, payment: { provider: 'sandbox', token: 'tok_\u0000' } },
+    const pay = await t.http(
+      `mutation($input: PayOrderInput!) { payOrder(input: $input) { order { status } userErrors { code field } } }`,
+      {
+        input: { orderId, payment: { provider: 'sandbox', token: 'tok_\u0000' } },
+      },
+    );
+    expect(pay.payOrder).toMatchObject({
+      order: null,
+      userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'payment', 'token'] }],
     });
-    expect(pay.payOrder).toMatchObject({ order: null, userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'payment', 'token'] }] });
-    const confirm = await t.http(`mutation($input: ConfirmOrderInput!) { confirmOrder(input: $input) { order { status } userErrors { code field } } }`, {
-      input: { orderId, paymentReference: 'ch_\u0000' },
+    const confirm = await t.http(
+      `mutation($input: ConfirmOrderInput!) { confirmOrder(input: $input) { order { status } userErrors { code field } } }`,
+      {
+        input: { orderId, paymentReference: 'ch_\u0000' },
+      },
+    );
+    expect(confirm.confirmOrder).toMatchObject({
+      order: null,
+      userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'paymentReference'] }],
     });
-    expect(confirm.confirmOrder).toMatchObject({ order: null, userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'paymentReference'] }] });
     expect(await fingerprint(t.db)).toEqual(before);
   });
 });

@@ -24,7 +24,9 @@ const place = (alias: string, key: string, customerId = 'ref-c', sku = 'REF-A') 
 describe('a refused operation runs none of its fields (I15)', () => {
   it('a storefront key with a placeOrder and an admin restock in one mutation: 403, nothing placed, nothing held', async () => {
     const before = await fingerprint(t.db);
-    const r = await t.gql(`mutation { ${place('a', 'roles-1')} b: restock(input: { sku: "REF-A", quantity: 5 }) { userErrors { code } } }`);
+    const r = await t.gql(
+      `mutation { ${place('a', 'roles-1')} b: restock(input: { sku: "REF-A", quantity: 5 }) { userErrors { code } } }`,
+    );
     expect(r.status).toBe(403);
     expect(r.body.data ?? null).toBeNull();
     expect(r.body.errors.map((e: any) => e.extensions?.code)).toEqual(['FORBIDDEN']);
@@ -33,13 +35,18 @@ describe('a refused operation runs none of its fields (I15)', () => {
 
   it('the same with a public key, whose order token would never reach the browser: nothing held for the TTL', async () => {
     const before = await fingerprint(t.db);
-    const r = await t.gql(`mutation { ${place('a', 'roles-2')} b: setStock(input: { sku: "REF-A", available: 0 }) { userErrors { code } } }`, {}, PUBLIC);
+    const r = await t.gql(
+      `mutation { ${place('a', 'roles-2')} b: setStock(input: { sku: "REF-A", available: 0 }) { userErrors { code } } }`,
+      {},
+      PUBLIC,
+    );
     expect([r.status, r.body.errors?.[0]?.extensions?.code]).toEqual([403, 'FORBIDDEN']);
     expect(await fingerprint(t.db)).toEqual(before);
   });
 
   it('the per-buyer limit counts every aliased placeOrder of the operation before any runs: 429, nothing placed', async () => {
-    const batch = (n: number, tag: string) => `mutation { ${Array.from({ length: n }, (_, i) => place(`p${i}`, tag, 'ref-bulk')).join(' ')} }`;
+    const batch = (n: number, tag: string) =>
+      `mutation { ${Array.from({ length: n }, (_, i) => place(`p${i}`, tag, 'ref-bulk')).join(' ')} }`;
     for (const tag of ['bulk-1', 'bulk-2']) {
       const r = await t.gql(batch(10, tag));
       expect([r.status, r.body.errors]).toEqual([200, undefined]);
@@ -61,7 +68,9 @@ describe('a refused operation runs none of its fields (I15)', () => {
       t.app.request('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${PUBLIC}`, ...ip },
-        body: JSON.stringify({ query: `mutation { ${Array.from({ length: n }, (_, i) => place(`w${i}`, tag, `anon-${tag}-${i}`)).join(' ')} }` }),
+        body: JSON.stringify({
+          query: `mutation { ${Array.from({ length: n }, (_, i) => place(`w${i}`, tag, `anon-${tag}-${i}`)).join(' ')} }`,
+        }),
       });
     expect((await send(15, 'pub-1')).status).toBe(200);
     expect((await send(10, 'pub-2')).status).toBe(200);

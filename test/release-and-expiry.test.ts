@@ -30,7 +30,7 @@ describe('releaseReservation', () => {
     expect(await t.inventory('REL-2')).toEqual({ available: 0, reserved: 0, sold: 1 });
   });
 
-  it('answers NOT_FOUND for another client\'s order or a malformed id, and moves nothing', async () => {
+  it("answers NOT_FOUND for another client's order or a malformed id, and moves nothing", async () => {
     await t.product('REL-3', 1);
     const { order } = await t.placeOrder({ idempotencyKey: 'rel-3', lines: [{ sku: 'REL-3', quantity: 1 }] });
     const other = await t.release(order!.id, KEYS.storefront2);
@@ -43,7 +43,13 @@ describe('releaseReservation', () => {
   it('releases a multi-line order in one step', async () => {
     await t.product('REL-4A', 2);
     await t.product('REL-4B', 2);
-    const { order } = await t.placeOrder({ idempotencyKey: 'rel-4', lines: [{ sku: 'REL-4B', quantity: 2 }, { sku: 'REL-4A', quantity: 1 }] });
+    const { order } = await t.placeOrder({
+      idempotencyKey: 'rel-4',
+      lines: [
+        { sku: 'REL-4B', quantity: 2 },
+        { sku: 'REL-4A', quantity: 1 },
+      ],
+    });
     await t.release(order!.id);
     expect(await t.inventory('REL-4A')).toEqual({ available: 2, reserved: 0, sold: 0 });
     expect(await t.inventory('REL-4B')).toEqual({ available: 2, reserved: 0, sold: 0 });
@@ -86,7 +92,13 @@ describe('expiry', () => {
           t.placeOrder({
             idempotencyKey: `e500-${i + j}`,
             customerId: `e500-c${i + j}`, // 500 shoppers: one customer may hold only MAX_ACTIVE_HOLDS at once
-            lines: (i + j) % 2 ? [{ sku: 'EXP-500', quantity: 1 }, { sku: 'EXP-500B', quantity: 1 }] : [{ sku: 'EXP-500', quantity: 1 }],
+            lines:
+              (i + j) % 2
+                ? [
+                    { sku: 'EXP-500', quantity: 1 },
+                    { sku: 'EXP-500B', quantity: 1 },
+                  ]
+                : [{ sku: 'EXP-500', quantity: 1 }],
           }),
         ),
       );
@@ -99,7 +111,10 @@ describe('expiry', () => {
     expect(Number((await t.metrics.reservationsExpired.get()).values[0]?.value) - before).toBe(500);
     expect(await t.inventory('EXP-500')).toEqual({ available: 500, reserved: 0, sold: 0 });
     expect(await t.inventory('EXP-500B')).toEqual({ available: 500, reserved: 0, sold: 0 });
-    const { rows } = await t.db.query(`SELECT status, count(*)::int AS n FROM orders WHERE id = ANY ($1::uuid[]) GROUP BY status`, [ids]);
+    const { rows } = await t.db.query(
+      `SELECT status, count(*)::int AS n FROM orders WHERE id = ANY ($1::uuid[]) GROUP BY status`,
+      [ids],
+    );
     expect(rows).toEqual([{ status: 'EXPIRED', n: 500 }]);
   });
 

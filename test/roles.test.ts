@@ -12,13 +12,22 @@ import { schema } from '../schema/index.js';
 
 const PUBLIC = 'roles_public_key_abcdefghij';
 const t = await startTestApp({ keys: [...TEST_API_KEYS, { role: 'public', key: PUBLIC }] });
-const keyOf: Record<Exclude<Role, 'partner'>, string> = { public: PUBLIC, storefront: KEYS.storefront, admin: KEYS.admin };
+const keyOf: Record<Exclude<Role, 'partner'>, string> = {
+  public: PUBLIC,
+  storefront: KEYS.storefront,
+  admin: KEYS.admin,
+};
 
 /** The table docs/api.md must print, built from the code's map. */
 function roleTable(): string {
-  const lines = [`| operation | ${ROLES.map((r) => `\`${r}\``).join(' | ')} |`, `|---|${ROLES.map(() => ':-:').join('|')}|`];
+  const lines = [
+    `| operation | ${ROLES.map((r) => `\`${r}\``).join(' | ')} |`,
+    `|---|${ROLES.map(() => ':-:').join('|')}|`,
+  ];
   for (const [field, roles] of Object.entries(ROOT_FIELD_ROLES))
-    lines.push(`| \`${field}\` | ${ROLES.map((r) => ((roles as readonly Role[]).includes(r) ? '✓' : '')).join(' | ')} |`);
+    lines.push(
+      `| \`${field}\` | ${ROLES.map((r) => ((roles as readonly Role[]).includes(r) ? '✓' : '')).join(' | ')} |`,
+    );
   return lines.join('\n');
 }
 
@@ -32,7 +41,9 @@ describe('the role table', () => {
 
   it('names every root field of the schema, and nothing else', () => {
     const inSchema = (['Query', 'Mutation', 'Subscription'] as const).flatMap((type) =>
-      Object.keys(schema.getType(type) && isObjectType(schema.getType(type)) ? (schema.getType(type) as any).getFields() : {}).map((f) => `${type}.${f}`),
+      Object.keys(
+        schema.getType(type) && isObjectType(schema.getType(type)) ? (schema.getType(type) as any).getFields() : {},
+      ).map((f) => `${type}.${f}`),
     );
     expect(Object.keys(ROOT_FIELD_ROLES).sort()).toEqual(inSchema.sort());
   });
@@ -63,7 +74,10 @@ describe('the server enforces it before any field runs', () => {
 
   it('an admin key places and releases orders as a storefront key does', async () => {
     await t.product('ROLE-ADMIN', 3);
-    const placed = await t.placeOrder({ idempotencyKey: 'role-admin-1', customerId: 'phone-order-7', lines: [{ sku: 'ROLE-ADMIN', quantity: 1 }] }, KEYS.admin);
+    const placed = await t.placeOrder(
+      { idempotencyKey: 'role-admin-1', customerId: 'phone-order-7', lines: [{ sku: 'ROLE-ADMIN', quantity: 1 }] },
+      KEYS.admin,
+    );
     expect(placed).toMatchObject({ userErrors: [], order: { status: 'RESERVED' } });
     expect(await t.inventory('ROLE-ADMIN')).toEqual({ available: 2, reserved: 1, sold: 0 });
     const released = await t.release(placed.order!.id, KEYS.admin);

@@ -71,7 +71,9 @@ describe('npm start in a fresh clone under a folder only its owner can traverse'
     expect(statSync(clone).mode & 0o777).toBe(0o700);
     const start = npmStart(path.join(clone, '.data'));
     try {
-      const port = Number((await start.waitFor(/lastunit listening on \S+ \([^)]*\): http:\/\/127\.0\.0\.1:(\d+)\/graphql/))[1]);
+      const port = Number(
+        (await start.waitFor(/lastunit listening on \S+ \([^)]*\): http:\/\/127\.0\.0\.1:(\d+)\/graphql/))[1],
+      );
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok' });

@@ -9,7 +9,13 @@ const tdb = await createTestDatabase();
 const ADMIN = { ops: 'stock_idem_admin_key_ops_01', tool: 'stock_idem_admin_key_tool_1' };
 let srv: ServerProcess;
 beforeAll(async () => {
-  srv = await spawnServer({ env: { DATABASE_URL: tdb.url, API_KEYS: `admin:ops:${ADMIN.ops},admin:tool:${ADMIN.tool}`, RATE_LIMIT_PER_WINDOW: '0' } });
+  srv = await spawnServer({
+    env: {
+      DATABASE_URL: tdb.url,
+      API_KEYS: `admin:ops:${ADMIN.ops},admin:tool:${ADMIN.tool}`,
+      RATE_LIMIT_PER_WINDOW: '0',
+    },
+  });
 });
 afterAll(async () => {
   await srv?.stop();
@@ -17,19 +23,32 @@ afterAll(async () => {
 });
 
 async function gql(query: string, variables: Record<string, unknown>, key = ADMIN.ops) {
-  const res = await fetch(srv.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(srv.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await res.json()) as any;
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
 const PAYLOAD = `replayed availability { available version } userErrors { code field }`;
 const create = (sku: string, stock: number) =>
-  gql(`mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, { i: { sku, name: sku, priceAmount: 100, currencyCode: 'USD', initialStock: stock } });
+  gql(`mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
+    i: { sku, name: sku, priceAmount: 100, currencyCode: 'USD', initialStock: stock },
+  });
 const restock = (sku: string, quantity: number, idempotencyKey?: string, key = ADMIN.ops) =>
-  gql(`mutation($i: RestockInput!) { restock(input: $i) { ${PAYLOAD} } }`, { i: { sku, quantity, idempotencyKey } }, key).then((d) => d.restock);
+  gql(
+    `mutation($i: RestockInput!) { restock(input: $i) { ${PAYLOAD} } }`,
+    { i: { sku, quantity, idempotencyKey } },
+    key,
+  ).then((d) => d.restock);
 const setStock = (sku: string, available: number, idempotencyKey?: string, expectedAvailable?: number) =>
-  gql(`mutation($i: SetStockInput!) { setStock(input: $i) { ${PAYLOAD} } }`, { i: { sku, available, idempotencyKey, expectedAvailable } }).then((d) => d.setStock);
-const available = async (sku: string) => (await tdb.db.query('SELECT available FROM inventory WHERE sku = $1', [sku])).rows[0].available as number;
+  gql(`mutation($i: SetStockInput!) { setStock(input: $i) { ${PAYLOAD} } }`, {
+    i: { sku, available, idempotencyKey, expectedAvailable },
+  }).then((d) => d.setStock);
+const available = async (sku: string) =>
+  (await tdb.db.query('SELECT available FROM inventory WHERE sku = $1', [sku])).rows[0].available as number;
 
 describe('restock with an idempotencyKey', () => {
   it('adds the units once; a retry replays the first answer', async () => {
@@ -56,11 +75,20 @@ describe('restock with an idempotencyKey', () => {
   it('refuses a different request under the same key, writing nothing; keys are per client', async () => {
     await create('IDEM-X', 10);
     await restock('IDEM-X', 1, 'shared-key');
-    expect(await restock('IDEM-X', 2, 'shared-key')).toMatchObject({ availability: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: ['input', 'idempotencyKey'] }] });
-    expect(await setStock('IDEM-X', 0, 'shared-key')).toMatchObject({ availability: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED' }] });
+    expect(await restock('IDEM-X', 2, 'shared-key')).toMatchObject({
+      availability: null,
+      userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: ['input', 'idempotencyKey'] }],
+    });
+    expect(await setStock('IDEM-X', 0, 'shared-key')).toMatchObject({
+      availability: null,
+      userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED' }],
+    });
     expect(await available('IDEM-X')).toBe(11);
     // another admin client's key of the same name is its own
-    expect(await restock('IDEM-X', 2, 'shared-key', ADMIN.tool)).toMatchObject({ replayed: false, availability: { available: 13 } });
+    expect(await restock('IDEM-X', 2, 'shared-key', ADMIN.tool)).toMatchObject({
+      replayed: false,
+      availability: { available: 13 },
+    });
   });
 });
 
@@ -76,8 +104,14 @@ describe('setStock with an idempotencyKey', () => {
 
   it('records no key for a refused attempt (STALE): the retry with the right figure applies', async () => {
     await create('IDEM-STALE', 10);
-    expect(await setStock('IDEM-STALE', 3, 'count-2', 9)).toMatchObject({ availability: null, userErrors: [{ code: 'STALE' }] });
-    expect(await setStock('IDEM-STALE', 3, 'count-2', 10)).toMatchObject({ replayed: false, availability: { available: 3 } });
+    expect(await setStock('IDEM-STALE', 3, 'count-2', 9)).toMatchObject({
+      availability: null,
+      userErrors: [{ code: 'STALE' }],
+    });
+    expect(await setStock('IDEM-STALE', 3, 'count-2', 10)).toMatchObject({
+      replayed: false,
+      availability: { available: 3 },
+    });
     expect(await available('IDEM-STALE')).toBe(3);
   });
 });

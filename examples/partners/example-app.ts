@@ -24,7 +24,9 @@ function demoKeys(dataDir: string): Keys {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Keys;
   } catch {
-    throw new Error(`no LASTUNIT_PARTNER_KEY / LASTUNIT_ADMIN_KEY given and no demo keys in ${file}: start the server with \`npm start\` first`);
+    throw new Error(
+      `no LASTUNIT_PARTNER_KEY / LASTUNIT_ADMIN_KEY given and no demo keys in ${file}: start the server with \`npm start\` first`,
+    );
   }
 }
 
@@ -32,7 +34,11 @@ function demoKeys(dataDir: string): Keys {
  * The partner app of this run, with `manifest` published as `<app>@<version>` first (one line printed).
  * @example const app = await exampleApp('examples/partners/fetch/persisted-documents.json', 'fetch-1.0.0', process.env)
  */
-export async function exampleApp(manifest: string, version: string, env: Record<string, string | undefined>): Promise<ExampleApp> {
+export async function exampleApp(
+  manifest: string,
+  version: string,
+  env: Record<string, string | undefined>,
+): Promise<ExampleApp> {
   const base = (env.LASTUNIT_URL || 'http://127.0.0.1:4000').replace(/\/graphql\/?$/, '').replace(/\/$/, '');
   const endpoint = `${base}/graphql`;
   const demo = env.LASTUNIT_PARTNER_KEY && env.LASTUNIT_ADMIN_KEY ? undefined : demoKeys(env.DATA_DIR || '.data');
@@ -40,14 +46,23 @@ export async function exampleApp(manifest: string, version: string, env: Record<
   const partnerKey = env.LASTUNIT_PARTNER_KEY || partner?.key;
   const adminKey = env.LASTUNIT_ADMIN_KEY || demo?.find((k) => k.role === 'admin')?.key;
   const app = env.LASTUNIT_PARTNER_APP || partner?.client || 'acme';
-  if (!partnerKey || !adminKey) throw new Error('the demo keys have no partner or admin key: set LASTUNIT_PARTNER_KEY and LASTUNIT_ADMIN_KEY');
+  if (!partnerKey || !adminKey)
+    throw new Error('the demo keys have no partner or admin key: set LASTUNIT_PARTNER_KEY and LASTUNIT_ADMIN_KEY');
   try {
     await fetch(`${base}/healthz`);
   } catch {
     throw new Error(`nothing answers at ${base}: start the server with \`npm start\` (or set LASTUNIT_URL)`);
   }
-  const p = await publishDocuments({ url: endpoint, adminKey, app, version, documents: documentsOfManifest(readJson(manifest)) });
-  console.log(`${p.app}@${p.version}: ${p.replayed ? 'already published' : 'published'} (${p.documentCount} documents) at ${endpoint}`);
+  const p = await publishDocuments({
+    url: endpoint,
+    adminKey,
+    app,
+    version,
+    documents: documentsOfManifest(readJson(manifest)),
+  });
+  console.log(
+    `${p.app}@${p.version}: ${p.replayed ? 'already published' : 'published'} (${p.documentCount} documents) at ${endpoint}`,
+  );
   return { endpoint, partnerKey, app };
 }
 

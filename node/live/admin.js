@@ -9,24 +9,55 @@
   const subscribe = connect(ui.setLive);
   const rows = ui.$('channel-rows');
 
-  function cell(v) { const td = document.createElement('td'); td.textContent = String(v); return td; }
+  function cell(v) {
+    const td = document.createElement('td');
+    td.textContent = String(v);
+    return td;
+  }
   function showChannels() {
-    getJson('/admin/products/' + encodeURIComponent(sku) + '/channels').then((d) => {
-      if (!d.channels) { rows.replaceChildren(Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="4"></td>' })); rows.querySelector('td').textContent = d.error; return; }
-      rows.replaceChildren(...(d.channels.length ? d.channels.map((ch) => {
-        const tr = document.createElement('tr');
-        tr.id = 'channel-' + ch.id;
-        tr.append(...[ch.name, ch.listed === null ? '-' : ch.listed, ch.desired, ch.pending ? 'pushing...' : 'in sync'].map(cell));
-        return tr;
-      }) : [Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="4">none</td>' })]));
-    }).catch(() => {});
+    getJson('/admin/products/' + encodeURIComponent(sku) + '/channels')
+      .then((d) => {
+        if (!d.channels) {
+          rows.replaceChildren(Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="4"></td>' }));
+          rows.querySelector('td').textContent = d.error;
+          return;
+        }
+        rows.replaceChildren(
+          ...(d.channels.length
+            ? d.channels.map((ch) => {
+                const tr = document.createElement('tr');
+                tr.id = 'channel-' + ch.id;
+                tr.append(
+                  ...[
+                    ch.name,
+                    ch.listed === null ? '-' : ch.listed,
+                    ch.desired,
+                    ch.pending ? 'pushing...' : 'in sync',
+                  ].map(cell),
+                );
+                return tr;
+              })
+            : [Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="4">none</td>' })]),
+        );
+      })
+      .catch(() => {});
   }
   showChannels();
   setInterval(showChannels, 2000);
   document.addEventListener('availability', () => setTimeout(showChannels, 300));
 
-  const read = () => gql(`query($sku: String!) { product(sku: $sku) { availability { ${ui.AVAIL} } } }`, { sku }).then((d) => ui.showAvailability(d.product.availability));
+  const read = () =>
+    gql(`query($sku: String!) { product(sku: $sku) { availability { ${ui.AVAIL} } } }`, { sku }).then((d) =>
+      ui.showAvailability(d.product.availability),
+    );
   read().catch(() => {});
-  subscribe(`subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { ${ui.AVAIL} } }`, { skus: [sku] },
-    (d) => ui.showAvailability(d.availabilityChanged), () => { ui.setLive(true); read().catch(() => {}); });
+  subscribe(
+    `subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { ${ui.AVAIL} } }`,
+    { skus: [sku] },
+    (d) => ui.showAvailability(d.availabilityChanged),
+    () => {
+      ui.setLive(true);
+      read().catch(() => {});
+    },
+  );
 })();

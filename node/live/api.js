@@ -32,7 +32,10 @@
   // graphql-transport-ws: connection_init with the key, then subscribe/next/complete; reconnects with backoff.
   // onStatus(connected, text) hears every change of the connection.
   function connect(onStatus) {
-    let ws, ready = false, nextId = 1, attempt = 0;
+    let ws,
+      ready = false,
+      nextId = 1,
+      attempt = 0;
     const subs = new Map();
     const send = (m) => ws && ws.readyState === 1 && ws.send(JSON.stringify(m));
     function open() {
@@ -41,15 +44,25 @@
       ws.onmessage = (ev) => {
         const m = JSON.parse(ev.data);
         if (m.type === 'connection_ack') {
-          ready = true; attempt = 0;
+          ready = true;
+          attempt = 0;
           onStatus(true);
-          for (const [id, s] of subs) { send({ id, type: 'subscribe', payload: s.payload }); s.onReconnect && s.onReconnect(); }
+          for (const [id, s] of subs) {
+            send({ id, type: 'subscribe', payload: s.payload });
+            s.onReconnect && s.onReconnect();
+          }
         } else if (m.type === 'next' && subs.has(m.id)) subs.get(m.id).onData(m.payload.data);
         else if (m.type === 'ping') send({ type: 'pong' });
       };
       ws.onclose = (ev) => {
         ready = false;
-        if (ev.code === 4403) return onStatus(false, 'Live updates refused: this page needs a ' + (cfg.page === 'admin' ? 'n admin' : ' public') + ' API key (?key=...).');
+        if (ev.code === 4403)
+          return onStatus(
+            false,
+            'Live updates refused: this page needs a ' +
+              (cfg.page === 'admin' ? 'n admin' : ' public') +
+              ' API key (?key=...).',
+          );
         onStatus(false);
         setTimeout(open, Math.min(10000, 500 * 2 ** attempt++));
       };
@@ -58,8 +71,14 @@
     return function subscribe(query, variables, onData, onReconnect) {
       const id = String(nextId++);
       subs.set(id, { payload: { query, variables }, onData, onReconnect });
-      if (ready) { send({ id, type: 'subscribe', payload: { query, variables } }); onReconnect && onReconnect(); }
-      return () => { subs.delete(id); send({ id, type: 'complete' }); };
+      if (ready) {
+        send({ id, type: 'subscribe', payload: { query, variables } });
+        onReconnect && onReconnect();
+      }
+      return () => {
+        subs.delete(id);
+        send({ id, type: 'complete' });
+      };
     };
   }
 

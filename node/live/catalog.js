@@ -5,7 +5,10 @@
   const ui = window.lastunitUi;
   if (!key) return ui.needKey('public');
   const subscribe = connect(ui.setLive);
-  gql(`query($skus: [String!]!) { products(skus: $skus) { sku name price { amount currencyCode } availability { ${ui.AVAIL} } } }`, { skus: cfg.skus })
+  gql(
+    `query($skus: [String!]!) { products(skus: $skus) { sku name price { amount currencyCode } availability { ${ui.AVAIL} } } }`,
+    { skus: cfg.skus },
+  )
     .then((d) => {
       const list = ui.$('catalog');
       list.innerHTML = '';
@@ -18,8 +21,15 @@
         list.appendChild(li);
         ui.showAvailability(p.availability);
       }
-      if (cfg.skus.length) subscribe(`subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { ${ui.AVAIL} } }`, { skus: cfg.skus },
-        (d) => ui.showAvailability(d.availabilityChanged), () => ui.setLive(true));
+      if (cfg.skus.length)
+        subscribe(
+          `subscription($skus: [String!]!) { availabilityChanged(skus: $skus) { ${ui.AVAIL} } }`,
+          { skus: cfg.skus },
+          (d) => ui.showAvailability(d.availabilityChanged),
+          () => ui.setLive(true),
+        );
     })
-    .catch((e) => { ui.$('catalog').textContent = 'Could not load the catalog: ' + e.message; });
+    .catch((e) => {
+      ui.$('catalog').textContent = 'Could not load the catalog: ' + e.message;
+    });
 })();

@@ -2,7 +2,8 @@
 (function () {
   'use strict';
   const $ = (id) => document.getElementById(id);
-  const money = (m) => new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currencyCode }).format(m.amount / 100);
+  const money = (m) =>
+    new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currencyCode }).format(m.amount / 100);
   const unitsLeft = (n) => (n === 1 ? '1 unit left' : n + ' units left');
   const AVAIL = 'sku available soldOut version updatedAt';
 
@@ -12,8 +13,12 @@
   }
 
   function paintAvailability(a) {
-    const badge = $('badge-' + a.sku), units = $('units-' + a.sku);
-    if (badge) { badge.textContent = a.soldOut ? 'Sold out' : 'Available'; badge.className = 'badge ' + (a.soldOut ? 'out' : 'in'); }
+    const badge = $('badge-' + a.sku),
+      units = $('units-' + a.sku);
+    if (badge) {
+      badge.textContent = a.soldOut ? 'Sold out' : 'Available';
+      badge.className = 'badge ' + (a.soldOut ? 'out' : 'in');
+    }
     if (units) units.textContent = a.soldOut ? 'No units left' : unitsLeft(a.available);
   }
 
@@ -27,8 +32,10 @@
   }
 
   function needKey(what) {
-    document.querySelector('main').innerHTML = '<div class="card"><h1>An API key is needed</h1><p>Open this page with <code>?key=&lt;'
-      + what + ' key&gt;</code>; it is kept in this browser.</p></div>';
+    document.querySelector('main').innerHTML =
+      '<div class="card"><h1>An API key is needed</h1><p>Open this page with <code>?key=&lt;' +
+      what +
+      ' key&gt;</code>; it is kept in this browser.</p></div>';
   }
 
   window.lastunitUi = { $, money, unitsLeft, AVAIL, setLive, paintAvailability, showAvailability, needKey };

@@ -27,7 +27,12 @@ export async function createTestDatabase(opts: { max?: number; retry?: RetryOpti
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = createDb({ connectionString: url.toString(), max: opts.max ?? DEFAULTS.database.poolSize, timeouts: DEFAULTS.database.timeouts, retry: opts.retry });
+  const db = createDb({
+    connectionString: url.toString(),
+    max: opts.max ?? DEFAULTS.database.poolSize,
+    timeouts: DEFAULTS.database.timeouts,
+    retry: opts.retry,
+  });
   return {
     url: url.toString(),
     name,

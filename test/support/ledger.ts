@@ -5,8 +5,20 @@ import type { Queryable } from '../../db/pool.js';
 
 /** Every table the order paths write, counted: a refused request changes none of these (I15). */
 const TABLES = [
-  'orders', 'order_lines', 'reservations', 'idempotency_keys', 'payments', 'outbox', 'processed_events', 'compensations',
-  'caller_refunds', 'customer_purchases', 'buyer_holds', 'channel_incidents', 'channel_listings', 'products',
+  'orders',
+  'order_lines',
+  'reservations',
+  'idempotency_keys',
+  'payments',
+  'outbox',
+  'processed_events',
+  'compensations',
+  'caller_refunds',
+  'customer_purchases',
+  'buyer_holds',
+  'channel_incidents',
+  'channel_listings',
+  'products',
   'stock_operation_keys',
 ];
 
@@ -16,10 +28,13 @@ const TABLES = [
  * @example const before = await fingerprint(db); await attack(); expect(await fingerprint(db)).toEqual(before)
  */
 export async function fingerprint(db: Queryable) {
-  const { rows: present } = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`);
+  const { rows: present } = await db.query(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`,
+  );
   const have = new Set(present.map((r) => r.table_name as string));
   const counts: Record<string, number> = {};
-  for (const t of TABLES.filter((t) => have.has(t))) counts[t] = (await db.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n;
+  for (const t of TABLES.filter((t) => have.has(t)))
+    counts[t] = (await db.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n;
   const rows = async (sql: string) => (await db.query(sql)).rows;
   return {
     counts,
@@ -51,10 +66,14 @@ export async function auditLedger(
 ): Promise<string[]> {
   const problems: string[] = [];
   const rows = async (sql: string, values: unknown[] = []) => (await db.query(sql, values)).rows;
-  for (const r of await rows(`SELECT sku, available, reserved, sold FROM inventory WHERE least(available, reserved, sold) < 0`))
+  for (const r of await rows(
+    `SELECT sku, available, reserved, sold FROM inventory WHERE least(available, reserved, sold) < 0`,
+  ))
     problems.push(`negative stock: ${JSON.stringify(r)}`);
-  for (const r of await rows(`SELECT * FROM customer_purchases WHERE units < 0`)) problems.push(`negative purchase counter: ${JSON.stringify(r)}`);
-  for (const r of await rows(`SELECT * FROM buyer_holds WHERE active < 0`)) problems.push(`negative hold counter: ${JSON.stringify(r)}`);
+  for (const r of await rows(`SELECT * FROM customer_purchases WHERE units < 0`))
+    problems.push(`negative purchase counter: ${JSON.stringify(r)}`);
+  for (const r of await rows(`SELECT * FROM buyer_holds WHERE active < 0`))
+    problems.push(`negative hold counter: ${JSON.stringify(r)}`);
   const skus = Object.keys(opts.stocked);
   for (const r of await rows(
     `SELECT i.sku, i.available, i.reserved, i.sold,
@@ -64,7 +83,8 @@ export async function auditLedger(
     [skus],
   )) {
     const stocked = opts.stocked[r.sku]!;
-    if (r.available + r.reserved + r.sold !== stocked) problems.push(`${r.sku}: available + reserved + sold = ${r.available + r.reserved + r.sold}, stocked ${stocked}`);
+    if (r.available + r.reserved + r.sold !== stocked)
+      problems.push(`${r.sku}: available + reserved + sold = ${r.available + r.reserved + r.sold}, stocked ${stocked}`);
     if (r.reserved !== r.held) problems.push(`${r.sku}: reserved ${r.reserved}, live holds ${r.held}`);
     if (r.sold !== r.sold_units) problems.push(`${r.sku}: sold ${r.sold}, sold reservations ${r.sold_units}`);
   }

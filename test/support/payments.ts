@@ -20,14 +20,16 @@ export const TIMEOUT_MS = 400;
 /** Counts transactions and statements in flight on a Db, so a processor wrapper can assert none is open (section 2 step 3). */
 export function trackOpenWork(db: Db) {
   let open = 0;
-  const wrap = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
-    open++;
-    try {
-      return await fn(...a);
-    } finally {
-      open--;
-    }
-  };
+  const wrap =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      open++;
+      try {
+        return await fn(...a);
+      } finally {
+        open--;
+      }
+    };
   db.transaction = wrap(db.transaction.bind(db)) as Db['transaction'];
   db.run = wrap(db.run.bind(db)) as Db['run'];
   db.query = wrap(db.query.bind(db)) as Db['query'];
@@ -39,7 +41,12 @@ export function trackOpenWork(db: Db) {
  * webhooks come back to the app, this file's own database, and helpers to drive and inspect payments.
  */
 export async function startPaymentsApp(
-  opts: { sandbox?: SandboxConfig; timeoutMs?: number; deadlineSeconds?: number; wrap?: (p: Processor, db: Db) => Processor } = {},
+  opts: {
+    sandbox?: SandboxConfig;
+    timeoutMs?: number;
+    deadlineSeconds?: number;
+    wrap?: (p: Processor, db: Db) => Processor;
+  } = {},
 ) {
   const sandbox: Sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 3_000, ...opts.sandbox });
   const base = sandboxProcessor({
@@ -58,7 +65,14 @@ export async function startPaymentsApp(
     { poolSize: 30 },
     (db) => {
       processor = opts.wrap ? opts.wrap(base, db) : base;
-      return { processor, settings: { ...PAYMENT_SETTINGS, deadlineSeconds: opts.deadlineSeconds ?? PAYMENT_SETTINGS.deadlineSeconds, recoverySeconds: 2 } };
+      return {
+        processor,
+        settings: {
+          ...PAYMENT_SETTINGS,
+          deadlineSeconds: opts.deadlineSeconds ?? PAYMENT_SETTINGS.deadlineSeconds,
+          recoverySeconds: 2,
+        },
+      };
     },
     () => ({ onOutboxWritten }),
   );
@@ -86,12 +100,33 @@ export async function startPaymentsApp(
   /** placeOrder with a payment, over HTTP. */
   async function pay(key: string, sku: string, token: string, quantity = 1) {
     // one shopper per key: a customer may hold only MAX_ACTIVE_HOLDS orders at once (I14)
-    const d = await http(PAY, { input: { idempotencyKey: key, customerId: `payer-${key}`, lines: [{ sku, quantity }], payment: { provider: 'sandbox', token } } });
-    return d.placeOrder as { replayed: boolean; order: { id: string; status: string; reservation: { state: string } | null; rejection: { code: string } | null } | null; userErrors: { code: string; field: string[] | null }[] };
+    const d = await http(PAY, {
+      input: {
+        idempotencyKey: key,
+        customerId: `payer-${key}`,
+        lines: [{ sku, quantity }],
+        payment: { provider: 'sandbox', token },
+      },
+    });
+    return d.placeOrder as {
+      replayed: boolean;
+      order: {
+        id: string;
+        status: string;
+        reservation: { state: string } | null;
+        rejection: { code: string } | null;
+      } | null;
+      userErrors: { code: string; field: string[] | null }[];
+    };
   }
   async function order(id: string) {
     const d = await http(`query($id: ID!) { order(id: $id) { ${ORDER_FIELDS} } }`, { id });
-    return d.order as { id: string; status: string; reservation: { state: string } | null; rejection: { code: string } | null };
+    return d.order as {
+      id: string;
+      status: string;
+      reservation: { state: string } | null;
+      rejection: { code: string } | null;
+    };
   }
   async function availability(sku: string) {
     const d = await http(`query($sku: String!) { product(sku: $sku) { availability { available soldOut } } }`, { sku });
@@ -108,7 +143,17 @@ export async function startPaymentsApp(
   }
   async function charges(orderId: string) {
     const res = await fetch(`${sandbox.url}/_sandbox/charges/${orderId}`);
-    return (await res.json()) as { requests: number; charges: number; voids: number; voidRequests: number; errors: number; cancels: number; captures: number; refunds: number; status: string };
+    return (await res.json()) as {
+      requests: number;
+      charges: number;
+      voids: number;
+      voidRequests: number;
+      errors: number;
+      cancels: number;
+      captures: number;
+      refunds: number;
+      status: string;
+    };
   }
   /**
    * Moves an AWAITING_PAYMENT order's deadline into the past, so the reconciler picks it up now; `pastRepeatWindow`: also
@@ -117,10 +162,12 @@ export async function startPaymentsApp(
   async function pastDeadline(orderId: string, more: { pastRepeatWindow?: boolean; pastGiveUp?: boolean } = {}) {
     await makePaymentsDue(t.db, { orderIds: [orderId], ...more });
   }
-  const reconcile = (p: Processor = processor) => reconcileOnce({ db: t.db, metrics: t.metrics, processor: p, onOutboxWritten }, { backoffSeconds: 1 });
+  const reconcile = (p: Processor = processor) =>
+    reconcileOnce({ db: t.db, metrics: t.metrics, processor: p, onOutboxWritten }, { backoffSeconds: 1 });
   const compensate = (p: Processor = processor) => compensateOnce({ db: t.db, metrics: t.metrics, processor: p });
   /** One pass of the capture worker (PAYMENT_CAPTURE=on_confirm runs it in the reconciler loop). */
-  const capture = (p: Processor = processor, opts: { leaseSeconds?: number } = {}) => captureOnce({ db: t.db, metrics: t.metrics, processor: p }, opts);
+  const capture = (p: Processor = processor, opts: { leaseSeconds?: number } = {}) =>
+    captureOnce({ db: t.db, metrics: t.metrics, processor: p }, opts);
   /** Polls until `fn` returns a truthy value (webhooks arrive asynchronously). */
   async function eventually<T>(fn: () => Promise<T>, ms = 5_000): Promise<T> {
     const until = Date.now() + ms;
@@ -130,7 +177,24 @@ export async function startPaymentsApp(
       await new Promise((r) => setTimeout(r, 25));
     }
   }
-  return { ...t, url, sandbox, outboxCalls, processor: () => processor, http, pay, order, availability, webhook, charges, pastDeadline, reconcile, compensate, capture, eventually };
+  return {
+    ...t,
+    url,
+    sandbox,
+    outboxCalls,
+    processor: () => processor,
+    http,
+    pay,
+    order,
+    availability,
+    webhook,
+    charges,
+    pastDeadline,
+    reconcile,
+    compensate,
+    capture,
+    eventually,
+  };
 }
 
 export const PAY = `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed order { ${ORDER_FIELDS} } userErrors { code field message sku } } }`;

@@ -11,7 +11,12 @@ export const DEAD_REDIS_URL = 'redis://127.0.0.1:1';
  * @example const hasRedis = await redisAvailable(); describe.skipIf(!hasRedis)(...)
  */
 export async function redisAvailable(url = REDIS_URL, ci = process.env.CI === 'true'): Promise<boolean> {
-  const r = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const r = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();

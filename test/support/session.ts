@@ -12,7 +12,10 @@ export function sessionScript(block: string, serverOutput: string, dataDir: stri
   if (!banner) throw new Error(`no "lastunit listening on" line in the start banner:\n${serverOutput}`);
   const apiLines = block.match(/^API=.*$/gm) ?? [];
   if (apiLines.length !== 1) throw new Error(`the session needs exactly one API= line, it has ${apiLines.length}`);
-  const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as { role: string; key: string }[];
+  const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as {
+    role: string;
+    key: string;
+  }[];
   const key = (role: string) => keys.find((k) => k.role === role)!.key;
   return block
     .replace(/^API=.*$/m, `API=${banner}`)

@@ -20,8 +20,14 @@ export type RawSocket = {
  * Opens a socket to `httpUrl`/graphql and, unless `init` is false, sends connection_init with the key.
  * @example const s = openSocket(srv.url, key); await s.acked; s.subscribe('1', 'subscription { ... }')
  */
-export function openSocket(httpUrl: string, key: string | null, opts: { init?: boolean; headers?: Record<string, string> } = {}): RawSocket {
-  const ws = new WebSocket(`${httpUrl.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: opts.headers });
+export function openSocket(
+  httpUrl: string,
+  key: string | null,
+  opts: { init?: boolean; headers?: Record<string, string> } = {},
+): RawSocket {
+  const ws = new WebSocket(`${httpUrl.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', {
+    headers: opts.headers,
+  });
   const messages: any[] = [];
   const waiters = new Set<() => void>();
   let resolveAck!: () => void;
@@ -42,7 +48,8 @@ export function openSocket(httpUrl: string, key: string | null, opts: { init?: b
     for (const w of waiters) w();
   });
   const send = (message: unknown) => ws.send(typeof message === 'string' ? message : JSON.stringify(message));
-  if (opts.init !== false) ws.on('open', () => send({ type: 'connection_init', payload: key ? { authorization: `Bearer ${key}` } : {} }));
+  if (opts.init !== false)
+    ws.on('open', () => send({ type: 'connection_init', payload: key ? { authorization: `Bearer ${key}` } : {} }));
   return {
     ws,
     messages,
@@ -57,9 +64,15 @@ export function openSocket(httpUrl: string, key: string | null, opts: { init?: b
         if (hit) return resolve(hit);
         const check = () => {
           const m = find();
-          if (m) (waiters.delete(check), clearTimeout(timer), resolve(m));
+          if (m) waiters.delete(check), clearTimeout(timer), resolve(m);
         };
-        const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`no ${types.join('/')} for ${id} in ${ms} ms: ${JSON.stringify(messages.slice(-3))}`))), ms);
+        const timer = setTimeout(
+          () => (
+            waiters.delete(check),
+            reject(new Error(`no ${types.join('/')} for ${id} in ${ms} ms: ${JSON.stringify(messages.slice(-3))}`))
+          ),
+          ms,
+        );
         waiters.add(check);
       }),
   };

@@ -43,7 +43,7 @@ export async function subscribe<T = any>(
         if (r.errors) return rejectError(r.errors);
         const e = Object.values(r.data)[0] as T;
         events.push(e);
-        for (const w of waiters) if (w.match(e)) (waiters.delete(w), w.resolve(e));
+        for (const w of waiters) if (w.match(e)) waiters.delete(w), w.resolve(e);
       },
       error: (e) => rejectError(e),
       complete: () => {},
@@ -61,7 +61,13 @@ export async function subscribe<T = any>(
         const hit = events.find(match);
         if (hit) return resolve(hit);
         const w = { match, resolve: (e: T) => (clearTimeout(t), resolve(e)) };
-        const t = setTimeout(() => (waiters.delete(w), reject(new Error(`no matching event in ${timeoutMs} ms; got ${JSON.stringify(events.slice(-5))}`))), timeoutMs);
+        const t = setTimeout(
+          () => (
+            waiters.delete(w),
+            reject(new Error(`no matching event in ${timeoutMs} ms; got ${JSON.stringify(events.slice(-5))}`))
+          ),
+          timeoutMs,
+        );
         waiters.add(w);
       }),
     close: () => client.dispose() as Promise<void>,

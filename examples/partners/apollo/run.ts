@@ -9,7 +9,11 @@ const MANIFEST = 'examples/partners/apollo/persisted-query-manifest.json';
 
 runExample(async () => {
   const app = await exampleApp(MANIFEST, 'apollo-1.0.0', process.env);
-  const client = createPartnerClient({ url: app.endpoint, partnerKey: app.partnerKey, manifest: readJson(MANIFEST) as PersistedQueryManifest });
+  const client = createPartnerClient({
+    url: app.endpoint,
+    partnerKey: app.partnerKey,
+    manifest: readJson(MANIFEST) as PersistedQueryManifest,
+  });
   const { data, error } = await client.query({ query: PARTNER_PRODUCT, variables: { sku: SKU } });
   if (error) throw error;
   show('apollo', (data as { product: unknown }).product);

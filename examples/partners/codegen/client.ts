@@ -11,10 +11,15 @@ export async function executePersisted<Result, Variables>(
   if (!documentId) throw new Error('this document has no persisted hash: run graphql-codegen with persistedDocuments');
   const res = await fetch(opts.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${opts.partnerKey}` },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      authorization: `Bearer ${opts.partnerKey}`,
+    },
     body: JSON.stringify({ documentId, variables }),
   });
   const body = (await res.json()) as { data?: Result; errors?: { message: string; extensions?: { code?: string } }[] };
-  if (body.errors?.length) throw new Error(`${res.status} ${body.errors.map((e) => e.extensions?.code ?? e.message).join(', ')}`);
+  if (body.errors?.length)
+    throw new Error(`${res.status} ${body.errors.map((e) => e.extensions?.code ?? e.message).join(', ')}`);
   return body.data!;
 }

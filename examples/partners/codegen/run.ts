@@ -6,6 +6,8 @@ import { PartnerProductDocument } from './operations.js';
 
 runExample(async () => {
   const app = await exampleApp('examples/partners/codegen/gql/persisted-documents.json', 'codegen-1.0.0', process.env);
-  const data = await executePersisted({ url: app.endpoint, partnerKey: app.partnerKey }, PartnerProductDocument, { sku: SKU });
+  const data = await executePersisted({ url: app.endpoint, partnerKey: app.partnerKey }, PartnerProductDocument, {
+    sku: SKU,
+  });
   show('codegen', data.product);
 });

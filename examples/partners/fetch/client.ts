@@ -10,12 +10,21 @@ export type PartnerProduct = {
   availability: { available: number; soldOut: boolean };
 };
 
-export async function fetchPartnerProduct(opts: { url: string; partnerKey: string }, sku: string): Promise<PartnerProduct | null> {
+export async function fetchPartnerProduct(
+  opts: { url: string; partnerKey: string },
+  sku: string,
+): Promise<PartnerProduct | null> {
   const url = new URL(opts.url);
   url.searchParams.set('documentId', PARTNER_PRODUCT_ID);
   url.searchParams.set('variables', JSON.stringify({ sku }));
-  const res = await fetch(url, { headers: { authorization: `Bearer ${opts.partnerKey}`, accept: 'application/graphql-response+json' } });
-  const body = (await res.json()) as { data?: { product: PartnerProduct | null }; errors?: { message: string; extensions?: { code?: string } }[] };
-  if (body.errors?.length) throw new Error(`${res.status} ${body.errors.map((e) => e.extensions?.code ?? e.message).join(', ')}`);
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${opts.partnerKey}`, accept: 'application/graphql-response+json' },
+  });
+  const body = (await res.json()) as {
+    data?: { product: PartnerProduct | null };
+    errors?: { message: string; extensions?: { code?: string } }[];
+  };
+  if (body.errors?.length)
+    throw new Error(`${res.status} ${body.errors.map((e) => e.extensions?.code ?? e.message).join(', ')}`);
   return body.data!.product;
 }

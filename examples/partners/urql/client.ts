@@ -6,7 +6,11 @@ import { persistedExchange } from '@urql/exchange-persisted';
 export function createPartnerClient(opts: { url: string; partnerKey: string }) {
   return new Client({
     url: opts.url,
-    exchanges: [cacheExchange, persistedExchange({ enforcePersistedQueries: true, preferGetForPersistedQueries: true }), fetchExchange],
+    exchanges: [
+      cacheExchange,
+      persistedExchange({ enforcePersistedQueries: true, preferGetForPersistedQueries: true }),
+      fetchExchange,
+    ],
     fetchOptions: { headers: { authorization: `Bearer ${opts.partnerKey}` } },
   });
 }

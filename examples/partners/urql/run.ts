@@ -6,7 +6,9 @@ import { PARTNER_PRODUCT } from './operations.js';
 
 runExample(async () => {
   const app = await exampleApp('examples/partners/urql/persisted-documents.json', 'urql-1.0.0', process.env);
-  const { data, error } = await createPartnerClient({ url: app.endpoint, partnerKey: app.partnerKey }).query(PARTNER_PRODUCT, { sku: SKU }).toPromise();
+  const { data, error } = await createPartnerClient({ url: app.endpoint, partnerKey: app.partnerKey })
+    .query(PARTNER_PRODUCT, { sku: SKU })
+    .toPromise();
   if (error) throw error;
   show('urql', data.product);
 });
