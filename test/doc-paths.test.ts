@@ -30,7 +30,9 @@ const LINK = /\]\((?!https?:|#|mailto:)([^)#\s]+)(?:#[^)]*)?\)/g;
 const NOT_PATHS = new Set(['db/migrations/0002_x.sql']);
 const isShopifyTopic = (p: string) => /^orders\/[a-z_]+$/.test(p);
 // what a run writes (bench results, screenshots): git-ignored, so a fresh clone has none until it runs
-const isOutput = (p: string) => spawnSync('git', ['check-ignore', '-q', '--no-index', p], { cwd: ROOT }).status === 0;
+// (a folder pattern such as `test/artifacts/` matches only with the slash while the folder does not exist)
+const isOutput = (p: string) =>
+  [p, `${p}/`].some((q) => spawnSync('git', ['check-ignore', '-q', '--no-index', q], { cwd: ROOT }).status === 0);
 
 function exists(p: string): boolean {
   if (!p.includes('*')) return existsSync(path.join(ROOT, p));
