@@ -40,6 +40,8 @@ export const httpSettings = (runtime: Runtime) =>
       metricsToken: setting('METRICS_TOKEN', text),
       /** proxies in front of this host whose X-Forwarded-For is believed (0: the connection's address is the client) */
       trustProxy: setting('TRUST_PROXY', int(0, 0)),
+      /** the shop's console at /console (docs/console.md): on outside production; production serves it only when on */
+      console: setting('CONSOLE', onOff(production(runtime) ? 'off' : 'on')),
       /** test-only: GET /__diagnostics (heap after a full GC, live listeners), never in production */
       testDiagnostics: setting('LASTUNIT_TEST_DIAGNOSTICS', onOff('off')),
     })

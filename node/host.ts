@@ -38,6 +38,8 @@ import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { useCompiledExecution } from './compiled-execution.js';
 import { listen } from './listen.js';
+import { startSaleActivity } from '../common/sale-activity.js';
+import { consolePage } from './console-page.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -87,6 +89,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit' } });
   const production = config.runtime.nodeEnv === 'production';
   const metrics = createMetrics();
+  const activity = startSaleActivity(metrics); // the console's per-second series (docs/console.md)
   const { db, url: databaseUrl, embedded, close } = await openDatabase(config.database, logger, metrics);
   if (embedded) {
     const created = await seedProducts(db, DEMO_CATALOG);
@@ -150,7 +153,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onStoreError,
   });
   const trustProxy = config.http.trustProxy;
-  const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
+  const { app, yoga, lookupCaller, orders, catalog, partners, channels, shopConsole } = createApp({
     db,
     metrics,
     keys,
@@ -188,11 +191,14 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     cache,
     onOutboxWritten,
     channels: { onIncident: () => pusher?.wake() },
+    activity,
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production)
     app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
   if (!production) app.route('/', graphiqlAssets());
+  // The shop's console (docs/console.md): outside production, or in production with CONSOLE=on.
+  app.route('/', consolePage({ enabled: config.http.console }));
   // The page gets the demo public key only where this host minted the demo keys outside production; with API_KEYS,
   // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
   app.route(
@@ -244,7 +250,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     yoga,
     lookupCaller,
     isProd: production,
-    context: { orders, catalog, partners, channels },
+    context: { orders, catalog, partners, channels, shopConsole },
     maxPayloadBytes: config.limits.maxBodyBytes,
     ...live.sockets,
     clientIp: (req) =>
@@ -267,6 +273,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      activity.stop();
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
