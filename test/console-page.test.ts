@@ -5,6 +5,8 @@
 // 1280 px and 390 px under test/artifacts/ (git-ignored).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { spawnServer, type ServerProcess } from '../kit/server.js';
@@ -244,6 +246,61 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
         [...document.querySelectorAll('input, select')].filter((e) => !(e as HTMLInputElement).labels?.length).length,
     );
     expect(unlabelledInputs).toBe(0);
+  });
+
+  it('shows a failing marketplace push with its error, and Retry push sends it again at once', async () => {
+    // a marketplace that answers 503 until told to recover; it counts the pushes it receives
+    let healthy = false;
+    let received = 0;
+    const market: Server = createServer((req, res) => {
+      received++;
+      req.resume();
+      res.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((r) => market.listen(0, '127.0.0.1', r));
+    try {
+      await product('CON-CHAN', 7);
+      const endpoint = `http://127.0.0.1:${(market.address() as AddressInfo).port}`;
+      const created = await gql(
+        `mutation($input: CreateChannelInput!) { createChannel(input: $input) { channel { id } userErrors { message } } }`,
+        { input: { id: 'con-market', name: 'Console Market', kind: 'SANDBOX', endpoint } },
+      );
+      expect(created.data.createChannel.userErrors).toEqual([]);
+      const listing = async () =>
+        (
+          await tdb.db.query(
+            `SELECT attempts, pushed_quantity, last_error FROM channel_listings WHERE channel_id = 'con-market' AND sku = 'CON-CHAN'`,
+          )
+        ).rows[0];
+      // failing pushes back off: wait until the next attempt is seconds away
+      await expect.poll(async () => (await listing())?.attempts ?? 0, { timeout: 30_000 }).toBeGreaterThanOrEqual(4);
+      const page = await signedIn();
+      const row = page.locator('#listing-con-market-CON-CHAN');
+      await row.filter({ hasText: 'HTTP 503' }).waitFor({ timeout: 10_000 });
+      expect(await row.textContent()).toContain('waiting');
+      const before = (await listing()).attempts;
+      const seen = received;
+      await page.getByRole('button', { name: 'Retry push of CON-CHAN to Console Market' }).click();
+      await page.locator('#channels-msg').filter({ hasText: 'sent again' }).waitFor();
+      // the backoff was forgotten and a push went out: the failure count starts again from the retry
+      await expect.poll(() => received, { timeout: 10_000 }).toBeGreaterThan(seen);
+      await expect.poll(async () => (await listing()).attempts, { timeout: 10_000 }).toBeLessThan(before);
+      // the marketplace recovers; one more retry and the listing is in sync without waiting out the backoff
+      healthy = true;
+      const retry = page.getByRole('button', { name: 'Retry push of CON-CHAN to Console Market' });
+      await retry.click();
+      await expect.poll(async () => (await listing()).pushed_quantity, { timeout: 10_000 }).toBe(7);
+      await row.filter({ hasText: 'in sync' }).waitFor({ timeout: 10_000 });
+      expect(await retry.count()).toBe(0);
+      // a listing with nothing to send: the API's userError, shown as is
+      const r = await gql(
+        `mutation($input: RetryChannelPushInput!) { retryChannelPush(input: $input) { listing { sku } userErrors { code message } } }`,
+        { input: { channelId: 'con-market', sku: 'CON-CHAN' } },
+      );
+      expect(r.data.retryChannelPush).toMatchObject({ listing: null, userErrors: [{ code: 'INVALID_INPUT' }] });
+    } finally {
+      await new Promise((r) => market.close(r));
+    }
   });
 
   it('says deliveries and drops are not available on a server whose API lacks them', async () => {
