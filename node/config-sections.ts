@@ -205,6 +205,14 @@ export const paymentSettings = (runtime: Runtime) =>
       webhookSecret: p.webhookSecret ?? (production(runtime) ? '' : DEV_WEBHOOK_SECRET),
     }));
 
+/** OpenTelemetry traces (docs/operations.md): off unless an OTLP endpoint is given. */
+export const tracingSettings = z.object({
+  /** the OTLP/HTTP collector's base URL (spans go to <url>/v1/traces); absent: no spans are made at all */
+  otlpEndpoint: setting('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl),
+  /** the service.name resource attribute of every span */
+  serviceName: setting('OTEL_SERVICE_NAME', z.string().default('lastunit')),
+});
+
 /** Marketplace channels (docs/channels.md). */
 export const channelSettings = (runtime: Runtime) =>
   z

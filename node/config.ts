@@ -14,6 +14,7 @@ import {
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
+  tracingSettings,
   sweeperSettings,
   webhookSettings,
   type Runtime,
@@ -48,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
+    tracing: reader.read(tracingSettings),
   };
   needs?.(config, reader.problem);
   reader.done();

@@ -40,6 +40,8 @@ import { useCompiledExecution } from './compiled-execution.js';
 import { listen } from './listen.js';
 import { startSaleActivity } from '../common/sale-activity.js';
 import { consolePage } from './console-page.js';
+import { startTracing, tracedFetch } from './tracing.js';
+import { traceFields } from '../common/tracing.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -86,7 +88,13 @@ function demoHeaders(demo: ApiKey[] | undefined): string | undefined {
  * @example const host = await startNodeHost(loadConfig(process.env, apiHostNeeds))
  */
 export async function startNodeHost(config: Config): Promise<NodeHost> {
-  const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit' } });
+  // with tracing on, a line logged inside a request carries its trace_id and span_id (docs/operations.md)
+  const stopTracing = startTracing(config.tracing);
+  const logger = pino({
+    level: config.runtime.logLevel,
+    base: { service: 'lastunit' },
+    ...(stopTracing ? { mixin: traceFields } : {}),
+  });
   const production = config.runtime.nodeEnv === 'production';
   const metrics = createMetrics();
   const activity = startSaleActivity(metrics); // the console's per-second series (docs/console.md)
@@ -245,7 +253,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     },
   );
 
-  const server: ServerType = await listen(app.fetch, { port: config.http.port, host: config.http.host });
+  const fetch = stopTracing ? tracedFetch(app.fetch, logger) : app.fetch;
+  const server: ServerType = await listen(fetch, { port: config.http.port, host: config.http.host });
   const ws = attachGraphqlWs(server as any, {
     yoga,
     lookupCaller,
@@ -281,6 +290,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await marketplace?.stop();
       await redis?.close();
       await close();
+      await stopTracing?.();
     })());
   return { url, bound: `${shown}:${port}`, port, keys, embeddedDir: embedded?.dir, stop };
 }
