@@ -1,7 +1,7 @@
 // Holds and payments: active holds with their countdown, orders waiting on the processor with their age, deadline and
 // next action, the reconciler's last pass, and the confirmed orders an admin captures or cancels. Every button is
 // the API's own mutation (releaseReservation, captureOrder, cancelOrder); a refusal shows its userError.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { gql, errorOf, userErrorText } from './api.js';
 import { ago, clock, html, shortId, time, usePoll } from './ui.js';
 
@@ -30,14 +30,28 @@ export function HoldsPanel({ now, refresh }) {
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
   const [msg, setMsg] = useState(null);
+  const last = useRef(0);
   const load = async () => {
+    last.current = Date.now();
     const r = await gql(OPEN);
     if (r.data) {
       setData(r.data);
       setError(null);
     } else setError(errorOf(r));
   };
-  usePoll(load, 2000, [refresh]);
+  usePoll(load, 2000);
+  // a stock change moves holds too: read again soon after one, at most twice a second during a sale
+  const soon = useRef(null);
+  useEffect(() => {
+    if (!refresh || soon.current) return;
+    soon.current = setTimeout(
+      () => {
+        soon.current = null;
+        load();
+      },
+      Math.max(0, last.current + 500 - Date.now()),
+    );
+  }, [refresh]);
   const act = async (query, input, done) => {
     const r = await gql(query, { input });
     const payload = r.data && Object.values(r.data)[0];

@@ -45,9 +45,10 @@ export function useStock(client, onChange) {
   useEffect(() => {
     if (!client || !skuKey) return;
     const skus = skuKey.split(',');
-    // events of one turn are read together: one stockLevels for every SKU that moved
+    // events are read together: at most one stockLevels per 50 ms for every SKU that moved meanwhile (a steady
+    // stream of sales still shows, it is not postponed for ever)
     let due = new Set();
-    let timer;
+    let timer = null;
     const stop = client.subscribe(
       { query: WATCH, variables: { skus } },
       {
@@ -55,13 +56,13 @@ export function useStock(client, onChange) {
           const sku = data?.availabilityChanged?.sku;
           if (!sku) return;
           due.add(sku);
-          clearTimeout(timer);
-          timer = setTimeout(() => {
+          timer ??= setTimeout(() => {
+            timer = null;
             const batch = [...due];
             due = new Set();
             loadSkus(batch);
             onChange?.();
-          }, 30);
+          }, 50);
         },
         error: () => {},
         complete: () => {},
