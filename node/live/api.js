@@ -24,6 +24,23 @@
     return body.data;
   }
 
+  // The buyer token the shop's backend vouches for this browser with (docs/live.md#buyer-tokens), sent with placeOrder
+  // so the purchase and hold limits count that customer rather than this address. Asked for on the first order and
+  // kept in memory until it is about to expire, or when asked to renew (placeOrder refused it). null when this host
+  // serves no shop backend or it answers no token: the order goes without one and counts by the client's address.
+  let buyer = null;
+  async function buyerToken(renew) {
+    if (!cfg.buyerTokenPath) return null;
+    if (!renew && buyer && Date.parse(buyer.expiresAt) - Date.now() > 10000) return buyer;
+    const res = await fetch(cfg.buyerTokenPath, {
+      method: 'POST',
+      headers: { authorization: authorization() },
+      credentials: 'same-origin',
+    });
+    buyer = res.ok ? await res.json() : null;
+    return buyer;
+  }
+
   async function getJson(path) {
     const res = await fetch(path, { headers: { authorization: authorization() } });
     return res.json();
@@ -82,5 +99,5 @@
     };
   }
 
-  window.lastunitApi = { cfg, key, gql, getJson, connect };
+  window.lastunitApi = { cfg, key, gql, getJson, connect, buyerToken };
 })();

@@ -2,7 +2,7 @@
 // kept across reloads (this tab's sessionStorage holds the order id and its token), the order number and a receipt.
 (function () {
   'use strict';
-  const { cfg, key, gql, connect } = window.lastunitApi;
+  const { cfg, key, gql, connect, buyerToken } = window.lastunitApi;
   const ui = window.lastunitUi;
   const $ = ui.$;
   if (!key) return ui.needKey('public');
@@ -19,6 +19,7 @@
     'lines { sku quantity unitPrice { amount currencyCode } } total { amount currencyCode } payment { state provider reference }';
   const CHECKING = ['PROCESSING', 'AWAITING_PAYMENT'];
 
+  // the customerId sent without a buyer token (no shop backend): any value, the limits count this address then
   const customerId = localStorage.getItem('lastunit.customer') || crypto.randomUUID();
   localStorage.setItem('lastunit.customer', customerId);
   // sessionStorage, this tab only: the order this page placed ({ id, token }: a public key sees an order only with the
@@ -231,12 +232,26 @@
     receipt.classList.add('hidden');
     say('Checking whether your order was accepted...');
     try {
-      const d = await gql(
-        `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed orderToken order { ${ORDER} } userErrors { code message } } }`,
-        { input: { idempotencyKey: attempt.key, customerId, lines: [{ sku, quantity: attempt.quantity }] } },
-      );
-      const p = d.placeOrder,
-        err = p.userErrors[0];
+      // with the shop's buyer token the order is that customer's (its purchase limit counts them, from any address);
+      // a token refused (expired, or the server's secret changed) is renewed once and the same attempt sent again
+      const send = (buyer) =>
+        gql(
+          `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed orderToken order { ${ORDER} } userErrors { code field message } } }`,
+          {
+            input: {
+              idempotencyKey: attempt.key,
+              customerId: buyer ? buyer.customerId : customerId,
+              buyerToken: buyer ? buyer.token : null,
+              lines: [{ sku, quantity: attempt.quantity }],
+            },
+          },
+        ).then((d) => d.placeOrder);
+      const tokenRefused = (p) =>
+        p.userErrors.some((e) => e.code === 'INVALID_INPUT' && (e.field || []).includes('buyerToken'));
+      const buyer = await buyerToken(false);
+      let p = await send(buyer);
+      if (buyer && tokenRefused(p)) p = await send(await buyerToken(true));
+      const err = p.userErrors[0];
       if (err && err.code === 'IN_PROGRESS') {
         setTimeout(placeOrder, 1000);
         return;
