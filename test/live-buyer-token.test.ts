@@ -10,6 +10,10 @@ import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { KEYS, CREATE_PRODUCT } from './support/app.js';
 import { chromiumAvailable, launchChromium } from './support/browser.js';
 import { DEMO_CUSTOMER_COOKIE } from '../node/live-shop.js';
+import { DEMO_SHOP_CLIENT } from '../node/demo-catalog.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const hasChromium = chromiumAvailable();
 // one shop: the page's public key and the storefront key its backend mints with share the client `shop`
@@ -203,6 +207,61 @@ describe('a production start', () => {
       );
     } finally {
       await tdb.drop();
+    }
+  });
+});
+
+describe('the demo keys', () => {
+  it("share one client between the public and storefront keys, also in an older demo-keys.json, so the page's tokens count", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lastunit-demo-shop-'));
+    // a file from before the demo keys named clients: every key its own derived client
+    const old = [
+      { role: 'public', key: 'lu_public_0123456789abcdef01234567' },
+      { role: 'storefront', key: 'lu_storefront_0123456789abcdef012345' },
+      { role: 'partner', key: 'lu_partner_0123456789abcdef01234567' },
+      { role: 'admin', key: 'lu_admin_0123456789abcdef0123456789' },
+    ];
+    writeFileSync(path.join(dataDir, 'demo-keys.json'), JSON.stringify(old));
+    const host = await spawnServer({
+      env: { DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '', NODE_ENV: 'development' },
+    });
+    try {
+      const keys = JSON.parse(readFileSync(path.join(dataDir, 'demo-keys.json'), 'utf8')) as typeof old;
+      expect(keys.map((k) => [k.role, k.key, (k as { client?: string }).client])).toEqual([
+        ['public', old[0]!.key, DEMO_SHOP_CLIENT],
+        ['storefront', old[1]!.key, DEMO_SHOP_CLIENT],
+        ['partner', old[2]!.key, 'acme'],
+        ['admin', old[3]!.key, undefined],
+      ]);
+      expect(host.output()).toContain(`(client ${DEMO_SHOP_CLIENT})`);
+      // the page's shop backend mints with the storefront key; the public key orders with that token
+      const res = await fetch(`${host.url}/live/buyer-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${old[0]!.key}` },
+      });
+      expect(res.status).toBe(200);
+      const buyer = (await res.json()) as { token: string; customerId: string };
+      const placed = await fetch(host.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${old[0]!.key}` },
+        body: JSON.stringify({
+          query: `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { order { status } userErrors { code } } }`,
+          variables: {
+            input: {
+              idempotencyKey: 'demo-shop-1',
+              customerId: buyer.customerId,
+              buyerToken: buyer.token,
+              lines: [{ sku: 'MUG-WHT', quantity: 1 }],
+            },
+          },
+        }),
+      });
+      expect(((await placed.json()) as { data: unknown }).data).toEqual({
+        placeOrder: { order: { status: 'RESERVED' }, userErrors: [] },
+      });
+    } finally {
+      expect(await host.stop('SIGTERM', 20_000)).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
