@@ -70,6 +70,7 @@ export function liveShop(opts: LiveShopOptions) {
     setCookie(c, DEMO_CUSTOMER_COOKIE, customerId, {
       httpOnly: true,
       sameSite: 'Strict',
+      secure: new URL(c.req.url).protocol === 'https:',
       path: '/live',
       maxAge: YEAR_SECONDS,
     });
