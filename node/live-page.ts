@@ -57,9 +57,7 @@ export type LivePageOptions = {
    * Every marketplace channel's listing of a SKU (docs/channels.md): shown on the admin view of a product
    * (/admin/products/:sku) and served as JSON at /admin/products/:sku/channels to admin keys. Absent: no marketplace table.
    */
-  channelListings?: (
-    sku: string,
-  ) => Promise<
+  channelListings?: (sku: string) => Promise<
     {
       channelId: string;
       channelName: string;
