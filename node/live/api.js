@@ -1,7 +1,6 @@
 // Every request the live pages make, in one place: GraphQL over HTTP, graphql-ws (the graphql-transport-ws protocol,
 // written out below) on the same /graphql endpoint, and the admin view's JSON. Each sends authorization() as its key.
-(function () {
-  'use strict';
+(() => {
   const cfg = window.LASTUNIT || {};
   const params = new URLSearchParams(location.search);
   // A shopper's page uses a public key: the host's (demo keys) or one given once in ?key= and kept in this browser.
@@ -11,7 +10,7 @@
   if (params.get('key')) store.setItem(slot, params.get('key'));
   const key = (cfg.page !== 'admin' && cfg.key) || store.getItem(slot);
 
-  const authorization = () => 'Bearer ' + key;
+  const authorization = () => `Bearer ${key}`;
 
   async function gql(query, variables) {
     const res = await fetch('/graphql', {
@@ -56,7 +55,7 @@
     const subs = new Map();
     const send = (m) => ws && ws.readyState === 1 && ws.send(JSON.stringify(m));
     function open() {
-      ws = new WebSocket(location.origin.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws');
+      ws = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
       ws.onopen = () => send({ type: 'connection_init', payload: { authorization: authorization() } });
       ws.onmessage = (ev) => {
         const m = JSON.parse(ev.data);
@@ -66,7 +65,7 @@
           onStatus(true);
           for (const [id, s] of subs) {
             send({ id, type: 'subscribe', payload: s.payload });
-            s.onReconnect && s.onReconnect();
+            s.onReconnect?.();
           }
         } else if (m.type === 'next' && subs.has(m.id)) subs.get(m.id).onData(m.payload.data);
         else if (m.type === 'ping') send({ type: 'pong' });
@@ -90,7 +89,7 @@
       subs.set(id, { payload: { query, variables }, onData, onReconnect });
       if (ready) {
         send({ id, type: 'subscribe', payload: { query, variables } });
-        onReconnect && onReconnect();
+        onReconnect?.();
       }
       return () => {
         subs.delete(id);
