@@ -48,7 +48,9 @@ describe.skipIf(!hasChromium)('the live page orders with a buyer token from the 
         },
       }),
     });
-    expect(((await res.json()) as any).data.createProduct.userErrors).toEqual([]);
+    expect(
+      ((await res.json()) as { data: { createProduct: { userErrors: unknown[] } } }).data.createProduct.userErrors,
+    ).toEqual([]);
   }
   /** A browser of its own (own cookies, own storage): one shopper. */
   async function shopper(sku: string): Promise<{ page: Page; context: BrowserContext }> {
@@ -165,9 +167,11 @@ describe.skipIf(!hasChromium)('the live page orders with a buyer token from the 
     const minted = (await res.json()) as { token: string; expiresAt: string; customerId: string };
     expect(setCookie).toContain(`=${minted.customerId};`);
     // the same cookie, the same customer; a forged cookie value is not taken
-    const again = (await (await ask(PUBLIC_KEY, `${DEMO_CUSTOMER_COOKIE}=${minted.customerId}`)).json()) as any;
+    const again = (await (await ask(PUBLIC_KEY, `${DEMO_CUSTOMER_COOKIE}=${minted.customerId}`)).json()) as {
+      customerId: string;
+    };
     expect(again.customerId).toBe(minted.customerId);
-    const forged = (await (await ask(PUBLIC_KEY, `${DEMO_CUSTOMER_COOKIE}=vip`)).json()) as any;
+    const forged = (await (await ask(PUBLIC_KEY, `${DEMO_CUSTOMER_COOKIE}=vip`)).json()) as { customerId: string };
     expect(forged.customerId).toMatch(/^demo-/);
     // valid for 900 s by default
     const ttl = (Date.parse(minted.expiresAt) - Date.now()) / 1000;
