@@ -1,5 +1,6 @@
 // Every request the live pages make, in one place: GraphQL over HTTP, graphql-ws (the graphql-transport-ws protocol,
-// written out below) on the same /graphql endpoint, and the admin view's JSON. Each sends authorization() as its key.
+// written out below) on the same /graphql endpoint, the admin view's JSON and the shop backend's buyer token
+// (POST /live/buyer-token). Each sends authorization() as its key.
 (() => {
   const cfg = window.LASTUNIT || {};
   const params = new URLSearchParams(location.search);
