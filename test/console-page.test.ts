@@ -136,12 +136,12 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
     expect(violations).toEqual([]);
   });
 
-  it('shows a sale made through the API live: available down, held up, then sold after payment', async () => {
+  it('shows a sale made through the API live: available down, held up, sold after payment, back on sale when cancelled from the page', async () => {
     await product('CON-LIVE', 5, 2);
     const page = await signedIn();
     await expect.poll(() => cell(page, 'CON-LIVE', 'available').textContent()).toBe('5');
     expect(await page.locator('#stock-CON-LIVE').textContent()).toContain('2'); // the purchase limit
-    await sale('CON-LIVE', 'live-buyer-1');
+    const orderId = await sale('CON-LIVE', 'live-buyer-1');
     await expect.poll(() => cell(page, 'CON-LIVE', 'available').textContent(), { timeout: 10_000 }).toBe('4');
     await expect.poll(() => cell(page, 'CON-LIVE', 'held').textContent(), { timeout: 10_000 }).toBe('1');
     // and the hold is listed with its countdown
@@ -149,6 +149,22 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
       .poll(() => page.locator('#holds .countdown').first().textContent(), { timeout: 10_000 })
       .toMatch(/^\d+:\d\d$/);
     expect(await inventory('CON-LIVE')).toEqual({ available: 4, reserved: 1, sold: 0 });
+    // paid through the API: the hold becomes a sale on the page, and the order is listed as confirmed
+    const paid = await gql(
+      `mutation($input: PayOrderInput!) { payOrder(input: $input) { order { status } userErrors { code message } } }`,
+      { input: { orderId, payment: { provider: 'sandbox', token: 'tok_approve' } } },
+      KEYS.storefront,
+    );
+    expect(paid.data.payOrder).toMatchObject({ order: { status: 'CONFIRMED' }, userErrors: [] });
+    await expect.poll(() => cell(page, 'CON-LIVE', 'sold').textContent(), { timeout: 15_000 }).toBe('1');
+    expect(await cell(page, 'CON-LIVE', 'held').textContent()).toBe('0');
+    // cancelled from the page with restock: the unit is on sale again
+    const cancel = page.getByRole('button', { name: `Cancel order ${orderId.slice(0, 8)} and restock` });
+    await cancel.waitFor({ timeout: 10_000 });
+    await cancel.click();
+    await page.locator('#holds-msg').filter({ hasText: 'units restocked' }).waitFor({ timeout: 10_000 });
+    await expect.poll(() => inventory('CON-LIVE'), { timeout: 10_000 }).toEqual({ available: 5, reserved: 0, sold: 0 });
+    await expect.poll(() => cell(page, 'CON-LIVE', 'available').textContent(), { timeout: 10_000 }).toBe('5');
   });
 
   it('refuses a stock-take whose expected count went stale, showing the API userError, and applies a fresh one', async () => {
