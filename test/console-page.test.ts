@@ -335,6 +335,11 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
       const page = await signedIn(width, height);
       await expect.poll(() => cell(page, 'CON-SHOT', 'held').textContent(), { timeout: 10_000 }).toBe('1');
       await page.locator('#holds .countdown').first().waitFor();
+      // the sale is on the chart: its second has a claim and a hold (this server's own counters)
+      await expect
+        .poll(() => page.locator('#chart-orders svg').getAttribute('aria-label'), { timeout: 10_000 })
+        .toMatch(/claims [1-9]\d*, holds [1-9]/);
+      expect(await page.locator('#chart-orders polyline.claims').getAttribute('points')).toMatch(/\d,\d/);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(width);
       await shot(page, `console-${width}`);
     }
