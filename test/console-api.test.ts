@@ -9,6 +9,7 @@ import { startSaleActivity } from '../common/sale-activity.js';
 const t = await startTestApp();
 const STOCK = `query($skus: [String!]) { stockLevels(skus: $skus) { sku available held awaitingPayment sold purchaseLimit components { sku quantity } } }`;
 const OPEN = `{ openOrders { holds { orderId status customerId lines { sku quantity } expiresAt } awaitingPayment { orderId } } }`;
+const CREATE = `mutation($input: CreateProductInput!) { createProduct(input: $input) { userErrors { code message } } }`;
 const RETRY = `mutation($input: RetryChannelPushInput!) { retryChannelPush(input: $input) { listing { sku } userErrors { code field message } } }`;
 
 describe('the console admin fields', () => {
@@ -46,6 +47,58 @@ describe('the console admin fields', () => {
     // once released, again is a no-op answering the same order
     expect((await t.release(orderId, KEYS.admin)).order).toMatchObject({ status: 'CANCELLED' });
     expect(await t.inventory('CAPI-2')).toEqual({ available: 1, reserved: 0, sold: 0 });
+  });
+
+  it('shows a bundle with its components and the minimum they allow, and a purchase limit', async () => {
+    await t.gql(
+      CREATE,
+      {
+        input: {
+          sku: 'CAPI-B1',
+          name: 'One',
+          priceAmount: 100,
+          currencyCode: 'USD',
+          initialStock: 5,
+          purchaseLimit: 2,
+        },
+      },
+      KEYS.admin,
+    );
+    await t.product('CAPI-B2', 9);
+    const created = await t.gql(
+      CREATE,
+      {
+        input: {
+          sku: 'CAPI-SET',
+          name: 'A set',
+          priceAmount: 100,
+          currencyCode: 'USD',
+          components: [
+            { sku: 'CAPI-B1', quantity: 1 },
+            { sku: 'CAPI-B2', quantity: 3 },
+          ],
+        },
+      },
+      KEYS.admin,
+    );
+    expect(created.body.data.createProduct.userErrors).toEqual([]);
+    const r = await t.gql(STOCK, { skus: ['CAPI-SET'] }, KEYS.admin);
+    const one = await t.gql(STOCK, { skus: ['CAPI-B1'] }, KEYS.admin);
+    expect(one.body.data.stockLevels[0]).toMatchObject({ sku: 'CAPI-B1', purchaseLimit: 2, components: null });
+    expect(r.body.data.stockLevels).toEqual([
+      {
+        sku: 'CAPI-SET',
+        available: 3,
+        held: 0,
+        awaitingPayment: 0,
+        sold: 0,
+        purchaseLimit: null,
+        components: [
+          { sku: 'CAPI-B1', quantity: 1 },
+          { sku: 'CAPI-B2', quantity: 3 },
+        ],
+      },
+    ]);
   });
 
   it('refuses a push retry of a listing that does not exist, writing nothing', async () => {
