@@ -20,6 +20,7 @@ import type { PaymentSettings } from '../orders/payment-step.js';
 import { paymentWebhooks } from './payment-webhooks.js';
 import { channelWebhooks } from './channel-webhooks.js';
 import { createChannels } from '../orders/channels.js';
+import { createEvents, type EventsDeps } from '../orders/events.js';
 import { useLimits } from './use-limits.js';
 import { useOperationGuard } from './use-operation-guard.js';
 import { useNoIntrospection } from './use-no-introspection.js';
@@ -96,6 +97,12 @@ export type AppDeps = {
   clientIp?: (c: HonoContext<Env>) => string | undefined;
   /** Marketplace channels (docs/channels.md): whom to wake when a marketplace order left work for the pusher (an oversell's cancellation) */
   channels?: { onIncident?: () => void };
+  /**
+   * The event feed and webhook endpoints (docs/events.md): the URL rules of this host (production: https only; the
+   * Node host resolves and checks the address), the rotation overlap, and whom to wake after a redelivery. Absent:
+   * production rules without a DNS check.
+   */
+  events?: Omit<EventsDeps, 'db'>;
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
   graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
@@ -128,6 +135,10 @@ export function createApp(deps: AppDeps) {
     }),
     partners: createPartnerDocuments({ db, checkDocument }),
     channels: createChannels({ db }),
+    events: createEvents({
+      db,
+      ...(deps.events ?? { production: true, allowPrivateUrls: false, secretOverlapHours: 24 }),
+    }),
   });
   const fixed = typeof deps.db === 'function' ? undefined : domainFor(deps.db);
   const dbOf = (c: HonoContext<Env>): Db => (typeof deps.db === 'function' ? deps.db(c) : deps.db);
@@ -138,7 +149,7 @@ export function createApp(deps: AppDeps) {
   const parties = new WeakMap<Request, RequestParty>();
   type YogaServerContext = { caller: Caller } & Pick<
     Context,
-    'orders' | 'catalog' | 'partners' | 'channels' | 'admitBuyer'
+    'orders' | 'catalog' | 'partners' | 'channels' | 'events' | 'admitBuyer'
   >;
   // A placeOrder's buyer, resolved once per request and input (a buyer token is verified once): the operation guard
   // counts it against the per-buyer rate limit, then the resolver places the order with it.
@@ -175,12 +186,13 @@ export function createApp(deps: AppDeps) {
       useLimits(deps.limits),
       useOperationGuard(), // I15: after every check of the document, before any field runs
     ],
-    context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({
+    context: ({ caller, orders, catalog, partners, channels, events, admitBuyer }): Context => ({
       caller,
       orders,
       catalog,
       partners,
       channels,
+      events,
       live,
       admitBuyer,
       buyerOf: buyerMemo(orders, caller),
@@ -273,6 +285,7 @@ export function createApp(deps: AppDeps) {
     catalog: fixed?.catalog,
     partners: fixed?.partners,
     channels: fixed?.channels,
+    events: fixed?.events,
     live,
     lookupCaller: createCallerLookup(deps.keys),
   };

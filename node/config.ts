@@ -15,6 +15,7 @@ import {
   rateLimitSettings,
   runtimeSettings,
   sweeperSettings,
+  webhookDeliverySettings,
   webhookSettings,
   type Runtime,
 } from './config-sections.js';
@@ -45,6 +46,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     sweeper: reader.read(sweeperSettings),
     payments: reader.read(paymentSettings(runtime)),
     webhooks: reader.read(webhookSettings),
+    webhookDelivery: reader.read(webhookDeliverySettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),

@@ -38,6 +38,8 @@ import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { useCompiledExecution } from './compiled-execution.js';
 import { listen } from './listen.js';
+import { startWebhookDelivery } from '../orders/webhook-delivery.js';
+import { checkWebhookHost, postWebhook } from './webhook-http.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -129,9 +131,22 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         },
       })
     : undefined;
+  // Webhooks lastunit sends (docs/events.md): this process's delivery worker, woken after every committed write.
+  const hooks = config.webhookDelivery;
+  if (hooks.allowPrivateUrls && production)
+    logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may be http:// and reach private addresses');
+  const webhookWorker = hooks.worker
+    ? startWebhookDelivery({
+        db,
+        post: postWebhook,
+        settings: hooks,
+        onError: (err) => logger.warn({ err }, 'webhook delivery pass failed; retrying'),
+      })
+    : undefined;
   const onOutboxWritten = async (skus?: string[]) => {
     notifyRelays();
     pusher?.wake();
+    webhookWorker?.wake();
     if (cache && skus?.length) await cache.invalidate(skus);
   };
 
@@ -188,6 +203,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     cache,
     onOutboxWritten,
     channels: { onIncident: () => pusher?.wake() },
+    events: {
+      production,
+      allowPrivateUrls: hooks.allowPrivateUrls,
+      checkHost: checkWebhookHost,
+      secretOverlapHours: hooks.secretOverlapHours,
+      onDeliveryQueued: () => webhookWorker?.wake(),
+    },
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production)
@@ -269,7 +291,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     (stopping ??= (async () => {
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
+      await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop(), webhookWorker?.stop()]);
       await payments.stop();
       await marketplace?.stop();
       await redis?.close();
