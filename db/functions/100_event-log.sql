@@ -102,7 +102,7 @@ CREATE OR REPLACE TRIGGER inventory_stock_event AFTER UPDATE OF available ON inv
 
 -- The sequencer, one step: committed events without a position get the next ones, in write order (an order's events
 -- are written by transactions that follow each other, so write order keeps its sequence order), and one delivery per
--- endpoint subscribed. One at a time: the head row's lock (a second caller skips, its events come next time). The
+-- endpoint subscribed (that existed when the event was written). One at a time: the head row's lock (a second caller skips, its events come next time). The
 -- UPDATE's snapshot is taken after the lock, so it sees every commit before the last step's and gives them positions
 -- above that step's. Returns how many events got one.
 CREATE OR REPLACE FUNCTION sequence_events(p_limit integer) RETURNS integer
@@ -120,11 +120,11 @@ BEGIN
       FROM (SELECT n FROM events WHERE position IS NULL ORDER BY n LIMIT p_limit) e),
   upd AS (
     UPDATE events e SET position = p.pos, sequenced_at = clock_timestamp() FROM pending p WHERE e.n = p.n
-    RETURNING e.id, e.type, e.position, e.order_id, e.sku),
+    RETURNING e.id, e.type, e.position, e.order_id, e.sku, e.created_at),
   fan AS (
     INSERT INTO webhook_deliveries (endpoint_id, event_id, position, order_key)
     SELECT w.id, u.id, u.position, coalesce(u.order_id::text, 'sku:' || u.sku, u.id)
-      FROM upd u JOIN webhook_endpoints w ON w.enabled AND u.type = ANY (w.event_types))
+      FROM upd u JOIN webhook_endpoints w ON w.enabled AND u.type = ANY (w.event_types) AND w.created_at <= u.created_at)
   SELECT count(*) INTO v_count FROM upd;
   IF v_count > 0 THEN
     UPDATE event_feed_head SET last_position = v_last + v_count;
