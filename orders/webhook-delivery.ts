@@ -54,6 +54,9 @@ export function signWebhook(eventId: string, body: string, secrets: readonly str
   };
 }
 
+/** How long a claimed delivery is leased: twice the timeout and a second; a worker killed mid-delivery loses it then. */
+export const leaseSecondsFor = (timeoutMs: number) => Math.ceil((2 * timeoutMs) / 1000) + 1;
+
 /** The wait after failed attempt `attempt` (1-based), +-20% jitter; null: the schedule is spent. */
 export function retryDelaySeconds(schedule: readonly number[], attempt: number, random = Math.random): number | null {
   const base = schedule[attempt - 1];
@@ -111,7 +114,7 @@ export function startWebhookDelivery(deps: {
     const claimed = await claimDeliveries(db, {
       limit: free,
       perEndpoint: settings.concurrencyPerEndpoint,
-      leaseSeconds: Math.ceil(settings.timeoutMs / 1000) + 30,
+      leaseSeconds: leaseSecondsFor(settings.timeoutMs),
     });
     for (const d of claimed) {
       const p = deliverOne(db, post, settings, d)

@@ -8,6 +8,7 @@ import { KEYS, startTestApp } from './support/app.js';
 import { startWebhookDelivery } from '../orders/webhook-delivery.js';
 import { checkWebhookHost, postWebhook } from '../node/webhook-http.js';
 import { createEvents } from '../orders/events.js';
+import { spawnServer } from '../kit/server.js';
 
 const t = await startTestApp({
   poolSize: 30,
@@ -370,6 +371,86 @@ describe('webhook delivery', () => {
     } finally {
       await worker.stop();
       await strict.stop();
+    }
+  });
+});
+
+describe('webhook delivery survives', () => {
+  it('a worker SIGKILLed mid-delivery: the lease runs out and another worker sends it again, same webhook-id', async () => {
+    let hung: http.ServerResponse | undefined;
+    const got: string[] = [];
+    const server = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        got.push(String(req.headers['webhook-id']));
+        if (got.length === 1)
+          hung = res; // the first attempt is never answered
+        else res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+    const c = await createEndpoint({ url, eventTypes: ['STOCK_CHANGED'] });
+    const worker = await spawnServer({
+      script: 'node/webhooks-cli.ts',
+      env: {
+        DATABASE_URL: t.dbUrl,
+        WEBHOOK_TIMEOUT_MS: '1000',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_POLL_MS: '20',
+      },
+      ready: /lastunit webhook worker running/,
+    });
+    let second: ReturnType<typeof startWebhookDelivery> | undefined;
+    try {
+      await admin(`mutation { restock(input: { sku: "EV-WH", quantity: 1 }) { userErrors { code } } }`);
+      await until(() => got.length === 1, 'the first attempt');
+      await worker.stop('SIGKILL', 0);
+      second = startWebhookDelivery({
+        db: t.db,
+        post: postWebhook,
+        settings: { ...settings, timeoutMs: 1000 },
+        onError: (e) => console.error(e),
+      });
+      const row = async () =>
+        (await t.db.query(`SELECT status, attempt FROM webhook_deliveries WHERE endpoint_id = $1`, [c.endpoint.id]))
+          .rows[0];
+      await until(async () => (await row())?.status === 'DELIVERED', 'the delivery after the lease ran out');
+      expect(await row()).toEqual({ status: 'DELIVERED', attempt: 2 });
+      expect(got).toHaveLength(2);
+      expect(got[1]).toBe(got[0]);
+    } finally {
+      hung?.destroy();
+      await second?.stop();
+      await worker.stop('SIGKILL', 0);
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await admin(`mutation($id: ID!) { deleteWebhookEndpoint(input: { id: $id }) { deletedId } }`, {
+        id: c.endpoint.id,
+      });
+    }
+  });
+
+  it('an endpoint failing for WEBHOOK_DISABLE_AFTER_HOURS is disabled, with a webhook_endpoint.disabled event', async () => {
+    const r = await receiver(() => 500);
+    const c = await createEndpoint({ url: r.url, eventTypes: ['STOCK_CHANGED'] });
+    const worker = startWebhookDelivery({
+      db: t.db,
+      post: postWebhook,
+      settings: { ...settings, retrySchedule: Array(40).fill(0.05), disableAfterHours: 0.5 / 3600 },
+      onError: (e) => console.error(e),
+    });
+    try {
+      await admin(`mutation { restock(input: { sku: "EV-WH", quantity: 1 }) { userErrors { code } } }`);
+      const endpoint = async () =>
+        (await admin(`query($id: ID!) { webhookEndpoint(id: $id) { enabled disabledAt } }`, { id: c.endpoint.id }))
+          .webhookEndpoint;
+      await until(async () => (await endpoint()).enabled === false, 'the endpoint disabled');
+      const disabled = await feedPage(null, 100, ['WEBHOOK_ENDPOINT_DISABLED']);
+      expect(disabled.edges.map((e) => JSON.parse(e.node.data).endpointId)).toContain(c.endpoint.id);
+    } finally {
+      await worker.stop();
     }
   });
 });
