@@ -64,7 +64,7 @@ const until = async (cond: () => Promise<boolean>, what: string) => {
   throw new Error(`timed out waiting for ${what}`);
 };
 const settings = {
-  retrySchedule: [0.2, 0.4, 0.8, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+  retrySchedule: [0.2, 0.4, 0.8, ...Array<number>(40).fill(1)],
   timeoutMs: 2000,
   disableAfterHours: 100,
   concurrencyPerEndpoint: 4,
