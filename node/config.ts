@@ -11,6 +11,7 @@ import {
   DEV_WEBHOOK_SECRET,
   httpSettings,
   liveSettings,
+  liveShopSettings,
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
@@ -49,6 +50,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     webhookDelivery: reader.read(webhookDeliverySettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
+    liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
   };
   needs?.(config, reader.problem);
