@@ -1,6 +1,7 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
 import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } from '../db/retention-store.js';
+import { pruneEvents } from '../db/events-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
 
@@ -14,8 +15,11 @@ export type SweeperOptions = {
   retention: RetentionOptions;
 };
 
-/** What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays` (30+). */
-export type RetentionOptions = { outboxHours: number; processedEventsDays: number };
+/**
+ * What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays`
+ * (30+), the event log for `eventsDays` (EVENT_RETENTION_DAYS).
+ */
+export type RetentionOptions = { outboxHours: number; processedEventsDays: number; eventsDays?: number };
 
 /**
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
@@ -69,7 +73,10 @@ export async function retentionOnce(db: Db, metrics: Metrics, retention: Retenti
   const processedEvents = await drain(() => pruneProcessedEvents(db, retention.processedEventsDays, batchSize));
   metrics.retentionDeleted.inc({ table: 'outbox' }, outbox);
   metrics.retentionDeleted.inc({ table: 'processed_events' }, processedEvents);
-  return { keys, outbox, processedEvents };
+  // the event log (docs/events.md): EVENT_RETENTION_DAYS, 30 by default; its deliveries go with each event
+  const events = await drain(() => pruneEvents(db, retention.eventsDays ?? 30, batchSize));
+  metrics.retentionDeleted.inc({ table: 'events' }, events);
+  return { keys, outbox, processedEvents, events };
 }
 
 /** The sweeper and the retention jobs as background loops of the Node host. Returns a stop function. */

@@ -40,6 +40,14 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.updateChannel': ADMIN,
   'Mutation.publishPartnerDocuments': ADMIN,
   'Mutation.retryChannelPush': ADMIN,
+  'Query.events': ['partner', 'admin'], // a partner key: its own client's orders' events
+  'Query.webhookEndpoints': ADMIN,
+  'Query.webhookEndpoint': ADMIN,
+  'Mutation.createWebhookEndpoint': ADMIN,
+  'Mutation.updateWebhookEndpoint': ADMIN,
+  'Mutation.deleteWebhookEndpoint': ADMIN,
+  'Mutation.rotateWebhookEndpointSecret': ADMIN,
+  'Mutation.redeliverEvent': ADMIN,
   'Subscription.availabilityChanged': ['public', 'storefront', 'admin'],
   'Subscription.orderStatusChanged': ['public', 'storefront', 'admin'], // a public key only with the order's token
 } as const satisfies Record<string, readonly Role[]>;

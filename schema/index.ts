@@ -11,6 +11,7 @@ import './partner.js';
 import './channel.js';
 import './pages.js';
 import './console.js';
+import './event.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();
