@@ -6,7 +6,7 @@
 // freshness. Prints progress while it runs, the table and four ratios; writes the JSON and the SVG chart under
 // bench/results/ (git-ignored); `--update-docs` also copies the chart to docs/bench.svg, the README's.
 //   BENCH_BUYERS (2000) BENCH_UNITS (100) BENCH_CONCURRENCY (64) BENCH_DURATION_S (10) BENCH_CHART_DURATION_S (3)
-//   BENCH_SUBSCRIBERS (2000) BENCH_SALES (50) BENCH_CHART_CLIENTS (1,4,16), or --buyers= --units= --concurrency=
+//   BENCH_SUBSCRIBERS (10000) BENCH_SALES (50) BENCH_CHART_CLIENTS (1,4,16), or --buyers= --units= --concurrency=
 //   --duration= --chart-clients= --out= --svg=;
 //   BENCH_CEILING=pg forces the pg ceiling; DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
 // Bounded: a safety timeout stops everything; every server it starts listens on 127.0.0.1 and is stopped at the end.
@@ -50,7 +50,7 @@ export type BenchOptions = {
   chartClients?: number[];
   /** seconds per chart point and engine (default 3) */
   chartDurationS?: number;
-  /** live fan-out: subscribers and sales (default 2000 and 50) */
+  /** live fan-out: subscribers and sales (default 10000 and 50) */
   fanout?: { subscribers: number; sales: number };
   /** what runs the ceiling (default: pgbench when installed, else pg) */
   ceiling?: 'pgbench' | 'pg';
@@ -100,7 +100,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       ]),
     ].sort((a, b) => a - b),
     chartDurationS: opts.chartDurationS ?? 3,
-    fanout: opts.fanout ?? { subscribers: 2000, sales: 50 },
+    fanout: opts.fanout ?? { subscribers: 10_000, sales: 50 },
   };
   const log = opts.log ?? ((s: string) => console.error(s));
   const version = opts.ceiling === 'pg' ? null : pgbenchVersion();
@@ -503,7 +503,7 @@ function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
       return n;
     }),
     fanout: {
-      subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 2000,
+      subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 10_000,
       sales: int('sales', 'BENCH_SALES', 1) ?? 50,
     },
     ceiling: env.BENCH_CEILING === 'pg' ? 'pg' : undefined,
