@@ -2,6 +2,7 @@ import { builder } from './builder.js';
 import './common.js';
 import './product.js';
 import './purchase-limit.js';
+import './stock-buckets.js';
 import './order.js';
 import './buyer-token.js';
 import './subscription.js';
