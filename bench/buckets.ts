@@ -4,10 +4,10 @@
 // sold-out answers. Every row carries what it cost: server CPU and PostgreSQL CPU per answer (ms), WAL bytes per
 // answer and answers per commit, with the machine's 1-minute load when it ran.
 //   server CPU:     the server process's utime + stime (/proc/<pid>/stat) over the round;
-//   PostgreSQL CPU: every postgres process's utime + stime plus the postmaster's reaped children (cutime + cstime),
-//                   so the backends pgbench opens and closes count too. The server is shared: other databases' work on
-//                   it counts as well, so this is an upper bound on a busy machine;
-//   WAL:            pg_current_wal_lsn() before and after (the whole server's WAL, likewise an upper bound);
+//   PostgreSQL CPU: the bench database's backends' utime + stime (polled, see backendCpu), not the shared background
+//                   writers;
+//   WAL:            pg_current_wal_lsn() before and after: the whole server's WAL, so on a server other databases
+//                   write to at the same time, an upper bound;
 //   commits:        xact_commit of the bench database (pg_stat_database), its answers per commit are the batching.
 import os from 'node:os';
 import { readdir, readFile } from 'node:fs/promises';
@@ -48,26 +48,43 @@ async function cpuMsOf(pid: number, children = false): Promise<number> {
   }
 }
 
-/** CPU ms of every postgres process now, plus what the postmaster's reaped children used (their backends gone). */
-async function postgresCpuMs(): Promise<number> {
-  const procs: { pid: number; ppid: number }[] = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = await readFile(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      procs.push({ pid: Number(name), ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) });
-    } catch {
-      // gone meanwhile
+/**
+ * CPU ms used by the bench database's backends (pg_stat_activity of current_database()) since start: polled every
+ * 200 ms, so a backend that ends between polls (pgbench's, at its end) loses at most its last 200 ms. Background
+ * processes (WAL writer, checkpointer) are not counted: they are shared with every other database on the server.
+ */
+function backendCpu(pool: pg.Pool) {
+  const base = new Map<number, number>();
+  const last = new Map<number, number>();
+  let first = true;
+  const poll = async () => {
+    const { rows } = await pool.query(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    for (const { pid } of rows as { pid: number }[]) {
+      const ms = await cpuMsOf(pid);
+      if (!last.has(pid)) base.set(pid, first ? ms : 0); // a backend born during the round counts from 0
+      last.set(pid, ms);
     }
-  }
-  const pids = new Set(procs.map((p) => p.pid));
-  let total = 0;
-  for (const p of procs) total += await cpuMsOf(p.pid, !pids.has(p.ppid)); // the postmaster: its parent is not postgres
-  return total;
+    first = false;
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const started = poll().then(() => {
+    timer = setInterval(() => void poll().catch(() => {}), 200);
+  });
+  return {
+    started,
+    async stop(): Promise<number> {
+      clearInterval(timer);
+      await poll().catch(() => {});
+      let total = 0;
+      for (const [pid, ms] of last) total += ms - (base.get(pid) ?? 0);
+      return total;
+    },
+  };
 }
 
-type Mark = { at: bigint; serverMs: number; pgMs: number; lsn: string; commits: number };
+type Mark = { at: bigint; serverMs: number; lsn: string; commits: number };
 
 async function mark(pool: pg.Pool, serverPid: number | null): Promise<Mark> {
   const { rows } = await pool.query(
@@ -77,19 +94,29 @@ async function mark(pool: pg.Pool, serverPid: number | null): Promise<Mark> {
   return {
     at: process.hrtime.bigint(),
     serverMs: serverPid ? await cpuMsOf(serverPid) : 0,
-    pgMs: await postgresCpuMs(),
     lsn: rows[0].lsn,
     commits: Number(rows[0].commits),
   };
 }
 
-async function costs(pool: pg.Pool, a: Mark, b: Mark, answers: number, withServer: boolean) {
+/** Runs `work` between two marks with the backends' CPU tracked. */
+async function measured<T>(pool: pg.Pool, serverPid: number | null, work: () => Promise<T>) {
+  const cpu = backendCpu(pool);
+  await cpu.started;
+  const a = await mark(pool, serverPid);
+  const out = await work();
+  const b = await mark(pool, serverPid);
+  return { out, a, b, pgMs: await cpu.stop() };
+}
+
+async function costs(pool: pg.Pool, m: { a: Mark; b: Mark; pgMs: number }, answers: number, withServer: boolean) {
+  const { a, b } = m;
   const { rows } = await pool.query('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS wal', [b.lsn, a.lsn]);
   const per = (x: number) => (answers > 0 ? x / answers : 0);
   return {
     elapsedS: Number(b.at - a.at) / 1e9,
     serverCpuMsPerAnswer: withServer ? round(per(b.serverMs - a.serverMs), 3) : null,
-    pgCpuMsPerAnswer: round(per(b.pgMs - a.pgMs), 3),
+    pgCpuMsPerAnswer: round(per(m.pgMs), 3),
     walBytesPerAnswer: round(per(Number(rows[0].wal))),
     // the measuring statements' own commits are left out
     answersPerCommit: round(answers / Math.max(1, b.commits - a.commits - 1), 2),
@@ -139,19 +166,14 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
   const stock = 50_000_000;
   const row = (r: Omit<CostRow, 'vsBare' | 'load'>): CostRow => {
     const bare = rows.find((x) => x.label === 'pgbench bare claim, 1 row');
-    const full = { ...r, vsBare: bare ? round(r.perS / bare.perS, 3) : null, load: load() };
+    const full = { ...r, vsBare: bare && bare.perS > 0 ? round(r.perS / bare.perS, 3) : null, load: load() };
     opts.log(`bench:   -> ${formatRow(full)}`);
     rows.push(full);
     return full;
   };
 
-  for (const n of [1, ...opts.buckets.filter((b) => b > 1)]) {
-    const sku = `PGB-${n}-${opts.runId}`;
-    await createProduct(opts.srv, sku, stock);
-    if (n > 1) await setBuckets(opts.srv, sku, n);
-    const script = n > 1 ? { script: BUCKET_CLAIM_SCRIPT, vars: { buckets: n } } : {};
-    const a = await mark(opts.pool, null);
-    const o = await runPgbench({
+  const pgbench = (sku: string, script: { script?: string; vars?: Record<string, number> }) =>
+    runPgbench({
       url: opts.url,
       pool: opts.pool,
       sku,
@@ -160,8 +182,21 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
       signal: opts.signal,
       ...script,
     });
-    const b = await mark(opts.pool, null);
-    const c = await costs(opts.pool, a, b, o.claimed + o.refused, false);
+  for (const n of [1, ...opts.buckets.filter((b) => b > 1)]) {
+    const sku = `PGB-${n}-${opts.runId}`;
+    await createProduct(opts.srv, sku, stock);
+    if (n > 1) await setBuckets(opts.srv, sku, n);
+    const script = n > 1 ? { script: BUCKET_CLAIM_SCRIPT, vars: { buckets: n } } : {};
+    // PostgreSQL's max_connections is shared with whatever else uses the server: a run that could not open its
+    // clients is run again (up to 5 times, 3 s apart) rather than reported as 0
+    let m = await measured(opts.pool, null, () => pgbench(sku, script));
+    for (let i = 0; i < 5 && m.out.errorSamples.some((e) => e.includes('too many clients')); i++) {
+      opts.log(`bench:   pgbench could not open ${opts.clients} connections (too many clients): again in 3 s`);
+      await new Promise((r) => setTimeout(r, 3000));
+      m = await measured(opts.pool, null, () => pgbench(sku, script));
+    }
+    const o = m.out;
+    const c = await costs(opts.pool, m, o.claimed + o.refused, false);
     row({
       label: n > 1 ? `pgbench bare claim, ${n} buckets` : 'pgbench bare claim, 1 row',
       buckets: n,
@@ -180,17 +215,18 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
     if (n > 1) await setBuckets(opts.srv, sku, n);
     // warm: the pool's connections and their plans for this SKU's path
     await runPlaceOrderLoad({ srv: opts.srv, sku, keyPrefix: `lub${n}w`, connections: opts.clients, amount: 300 });
-    const a = await mark(opts.pool, opts.srv.pid);
-    const o = await runPlaceOrderLoad({
-      srv: opts.srv,
-      sku,
-      keyPrefix: `lub${n}`,
-      connections: opts.clients,
-      durationS: opts.durationS,
-    });
-    const b = await mark(opts.pool, opts.srv.pid);
+    const m = await measured(opts.pool, opts.srv.pid, () =>
+      runPlaceOrderLoad({
+        srv: opts.srv,
+        sku,
+        keyPrefix: `lub${n}`,
+        connections: opts.clients,
+        durationS: opts.durationS,
+      }),
+    );
+    const o = m.out;
     const answers = o.claimed + o.refused;
-    const c = await costs(opts.pool, a, b, answers, true);
+    const c = await costs(opts.pool, m, answers, true);
     row({
       label: `lastunit hot SKU, ${n === 1 ? '1 row' : `${n} buckets`}`,
       buckets: n,
@@ -205,17 +241,18 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
 
   const soldOut = `LUS-${opts.runId}`;
   await createProduct(opts.srv, soldOut, 0);
-  const a = await mark(opts.pool, opts.srv.pid);
-  const o = await runPlaceOrderLoad({
-    srv: opts.srv,
-    sku: soldOut,
-    keyPrefix: 'lus',
-    connections: opts.clients,
-    durationS: opts.durationS,
-  });
-  const b = await mark(opts.pool, opts.srv.pid);
+  const m = await measured(opts.pool, opts.srv.pid, () =>
+    runPlaceOrderLoad({
+      srv: opts.srv,
+      sku: soldOut,
+      keyPrefix: 'lus',
+      connections: opts.clients,
+      durationS: opts.durationS,
+    }),
+  );
+  const o = m.out;
   const answers = o.claimed + o.refused;
-  const c = await costs(opts.pool, a, b, answers, true);
+  const c = await costs(opts.pool, m, answers, true);
   row({
     label: 'lastunit sold-out answers',
     buckets: 1,
@@ -242,6 +279,6 @@ export function formatBucketRows(rows: CostRow[]): string {
   return [
     `STOCK BUCKETS AND COSTS (${rows[0]?.clients ?? '?'} clients; per answer: server CPU, PostgreSQL CPU, WAL bytes; answers per commit; 1-min load)`,
     ...rows.map((r) => `  ${formatRow(r)}`),
-    '  costs are inputs of docs/capacity.md; PostgreSQL CPU and WAL count the whole shared server (an upper bound)',
+    "  costs are inputs of docs/capacity.md; PostgreSQL CPU is the bench database's backends, WAL the whole server's (an upper bound)",
   ].join('\n');
 }
