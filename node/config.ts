@@ -11,6 +11,7 @@ import {
   DEV_WEBHOOK_SECRET,
   httpSettings,
   liveSettings,
+  liveShopSettings,
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
@@ -47,6 +48,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     webhooks: reader.read(webhookSettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
+    liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
   };
   needs?.(config, reader.problem);
