@@ -56,7 +56,7 @@ BEGIN
    WHERE sku = p_sku AND available >= p_quantity AND buckets = 1
   RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
   IF NOT FOUND THEN  -- a bucketed SKU's units are in its buckets (120_stock-buckets.sql), its row is not written
-    SELECT * INTO v_inv FROM claim_bucketed(p_sku, p_quantity, p_sold, p_customer_id);
+    SELECT * INTO v_inv FROM claim_bucketed(p_sku, p_quantity, p_sold);
     IF NOT FOUND THEN
       RETURN jsonb_build_object('sku', p_sku, 'quantity', p_quantity);
     END IF;

@@ -33,13 +33,15 @@ LANGUAGE sql STABLE AS $$
     p_payload)
 $$;
 
--- Takes p_quantity units of a bucketed SKU (the claim of claim_line, 015_claim-units.sql): from the bucket the buyer
--- hashes to, or the next one in rotation that no other transaction holds (SKIP LOCKED: a claim never queues behind
+-- Takes p_quantity units of a bucketed SKU (the claim of claim_line, 015_claim-units.sql): from the bucket this
+-- transaction hashes to (every claim of one batch starts at the same bucket, so a batch mostly locks one bucket and two
+-- batches rarely lock two buckets in opposite orders), or the next one in rotation that no other transaction holds (SKIP LOCKED: a claim never queues behind
 -- another while a bucket is free); else waits for its own bucket; else takes the line in pieces from every bucket in
 -- bucket order (take_bucket_fragments). No row: the SKU is not bucketed, or its buckets together cannot cover the line.
 -- The SKU row is never locked here; its purchase limit is read after the bucket is (route_to_buckets waits for
 -- every bucket before a new limit commits, so a claim that got its bucket after that reads the new limit).
-CREATE OR REPLACE FUNCTION claim_bucketed(p_sku text, p_quantity integer, p_sold boolean, p_customer_id text)
+DROP FUNCTION IF EXISTS claim_bucketed(text, integer, boolean, text);
+CREATE OR REPLACE FUNCTION claim_bucketed(p_sku text, p_quantity integer, p_sold boolean)
 RETURNS TABLE (sku text, available integer, version bigint, updated_at timestamptz, purchase_limit integer)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -50,7 +52,7 @@ BEGIN
   IF coalesce(v_n, 1) = 1 THEN
     RETURN;
   END IF;
-  v_start := abs(hashtext(coalesce(p_customer_id, pg_backend_pid()::text)) % v_n);
+  v_start := abs(hashtext(pg_current_xact_id()::text) % v_n);
   UPDATE inventory_buckets b SET available = b.available - p_quantity, version = b.version + 1,
          reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
          sold = b.sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
