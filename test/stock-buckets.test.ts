@@ -117,6 +117,13 @@ describe('stock buckets', () => {
     expect(await totalAvailable('BK-HOT')).toBe(0);
     expect(await duplicates()).toBe(0);
     expect(await auditLedger(tdb.db, { stocked: { 'BK-HOT': 50 } })).toEqual([]);
+    // every availability event of the race is published as the SKU's committed sum: the final count, 0, sold out
+    const published = await tdb.db.query(
+      `SELECT availability_now(p_sku => aggregate_key, p_payload => payload) AS p FROM outbox
+        WHERE topic = 'availability' AND aggregate_key = 'BK-HOT'`,
+    );
+    expect(published.rows.length).toBeGreaterThanOrEqual(50);
+    expect(new Set(published.rows.map((r) => `${r.p.available} ${r.p.soldOut}`))).toEqual(new Set(['0 true']));
   });
 
   it('no false sold out: quantities that fragment the buckets are refused only when the SKU cannot cover them', async () => {
