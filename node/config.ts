@@ -15,6 +15,7 @@ import {
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
+  tracingSettings,
   sweeperSettings,
   webhookSettings,
   type Runtime,
@@ -50,6 +51,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     live: reader.read(liveSettings),
     liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
+    tracing: reader.read(tracingSettings),
   };
   needs?.(config, reader.problem);
   reader.done();
