@@ -1,5 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
+import { rebalanceStockBuckets } from '../db/catalog-store.js';
 import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } from '../db/retention-store.js';
 import { pruneEvents } from '../db/events-store.js';
 import type { Metrics } from '../common/metrics.js';
@@ -22,7 +23,8 @@ export type SweeperOptions = {
 export type RetentionOptions = { outboxHours: number; processedEventsDays: number; eventsDays?: number };
 
 /**
- * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
+ * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due, then
+ * evens out the stock buckets no claim holds (docs/capacity.md).
  * @example const n = await sweepOnce(db, metrics)
  */
 export async function sweepOnce(
@@ -38,8 +40,10 @@ export async function sweepOnce(
     metrics.reservationsExpired.inc(expired.length);
     if (expired.length) await onOutboxWritten();
     // Stop only on an empty batch: a short one may just mean another sweeper holds some candidates right now.
-    if (expired.length === 0) return total;
+    if (expired.length === 0) break;
   }
+  await rebalanceStockBuckets(db); // stock buckets evened out (the ones no claim holds right now)
+  return total;
 }
 
 /** Deletes idempotency keys past retention, in batches. */

@@ -36,6 +36,7 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.restock': ADMIN,
   'Mutation.setStock': ADMIN,
   'Mutation.setPurchaseLimit': ADMIN,
+  'Mutation.setStockBuckets': ADMIN,
   'Mutation.createChannel': ADMIN,
   'Mutation.updateChannel': ADMIN,
   'Mutation.publishPartnerDocuments': ADMIN,
