@@ -34,6 +34,10 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
         RELAY_POLL_MS: '200',
         MAX_ACTIVE_HOLDS: '0',
         RATE_LIMIT_BUYER_PER_WINDOW: '0',
+        // the deliveries test's receiver is on 127.0.0.1; a failed delivery is retried once after 1 s, then in an hour
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '1s,1h',
+        WEBHOOK_POLL_MS: '50',
       },
     });
     browser = await launchChromium();
@@ -319,9 +323,103 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
     }
   });
 
-  it('says which of deliveries and drops this server has (webhook endpoints: yes; drops: not available)', async () => {
+  it('shows a failing webhook delivery with its HTTP status, and Redeliver from the keyboard sends the same webhook-id', async () => {
+    // a warehouse that answers 500 until told to recover; it keeps every webhook-id it was sent with the order it names
+    let status = 500;
+    const got: { id: string; orderId: string; answered: number }[] = [];
+    const warehouse: Server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        got.push({ id: String(req.headers['webhook-id']), orderId: JSON.parse(raw).data?.id, answered: status });
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((r) => warehouse.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(warehouse.address() as AddressInfo).port}/hooks`;
+    let endpointId: string | undefined;
+    try {
+      const created = await gql(
+        `mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id } userErrors { code message } } }`,
+        { input: { url, eventTypes: ['ORDER_RESERVED'], description: 'Console warehouse' } },
+      );
+      expect(created.data.createWebhookEndpoint.userErrors).toEqual([]);
+      endpointId = created.data.createWebhookEndpoint.endpoint.id as string;
+      await product('CON-HOOK', 3);
+      const orderId = await sale('CON-HOOK', 'hook-buyer');
+      // the first attempt and its retry 1 s later both get 500; the next attempt is an hour away
+      const attempts = () => got.filter((g) => g.orderId === orderId);
+      await expect.poll(() => attempts().length, { timeout: 20_000 }).toBe(2);
+      const eventId = attempts()[0]!.id;
+      expect(eventId).toMatch(/^evt_[0-9a-f]{32}$/);
+
+      const page = await signedIn();
+      const endpoint = page.locator(`#endpoint-${endpointId}`);
+      const row = endpoint.locator(`tr[data-event=${eventId}]`);
+      await expect.poll(() => row.locator('td[data-col=http]').textContent(), { timeout: 10_000 }).toBe('500');
+      expect(await row.locator('td[data-col=attempt]').textContent()).toBe('2');
+      expect(await row.locator('td[data-col=status]').textContent()).toBe('PENDING');
+      expect(await row.textContent()).toMatch(/in \d+ (min|h)Redeliver$/); // an hour, +-20% jitter
+      expect(await endpoint.locator('[data-col=enabled]').textContent()).toBe('enabled');
+      expect(await endpoint.locator('[data-col=failing-since]').textContent()).toMatch(/^failing since /);
+      expect(await endpoint.textContent()).toContain('Console warehouse');
+
+      // the warehouse recovers; Redeliver, reached with Tab alone, sends the event now rather than in an hour
+      status = 200;
+      const name = `Redeliver ${eventId} to ${url}`;
+      const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
+      let steps = 0;
+      while ((await focused()) !== name && steps++ < 200) await page.keyboard.press('Tab');
+      expect(await focused()).toBe(name);
+      await page.keyboard.press('Enter');
+      await page.locator('#deliveries-msg').filter({ hasText: 'queued again' }).waitFor({ timeout: 10_000 });
+      await expect.poll(() => attempts().length, { timeout: 10_000 }).toBe(3);
+      expect(attempts().map((g) => [g.id, g.answered])).toEqual([
+        [eventId, 500],
+        [eventId, 500],
+        [eventId, 200],
+      ]);
+      await expect
+        .poll(
+          async () =>
+            (
+              await tdb.db.query(
+                `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2 AND status = 'DELIVERED'`,
+                [endpointId, eventId],
+              )
+            ).rows[0].n,
+          { timeout: 10_000 },
+        )
+        .toBe(1);
+
+      // a refusal is the API's userError: the endpoint deleted behind the page's back (its reads held still meanwhile)
+      const held = await newPage();
+      await held.clock.install();
+      await held.goto(`${host.url}/console`);
+      await held.fill('#admin-key', KEYS.admin);
+      await held.click('button[type=submit]');
+      const stale = held.getByRole('button', { name });
+      await stale.waitFor({ timeout: 15_000 });
+      await held.clock.pauseAt(Date.now() + 1000);
+      await new Promise((r) => setTimeout(r, 500)); // a read already in flight lands before the delete
+      const deleted = await gql(`mutation($id: ID!) { deleteWebhookEndpoint(input: { id: $id }) { deletedId } }`, {
+        id: endpointId,
+      });
+      expect(deleted.data.deleteWebhookEndpoint.deletedId).toBe(endpointId);
+      endpointId = undefined;
+      await stale.click();
+      await held.locator('#deliveries-msg').filter({ hasText: 'Refused' }).waitFor({ timeout: 10_000 });
+      expect(await held.locator('#deliveries-msg').textContent()).toMatch(/^Refused: NOT_FOUND: /);
+    } finally {
+      if (endpointId)
+        await gql(`mutation($id: ID!) { deleteWebhookEndpoint(input: { id: $id }) { deletedId } }`, { id: endpointId });
+      warehouse.closeAllConnections();
+      await new Promise((r) => warehouse.close(r));
+    }
+  });
+
+  it('says drops are not available on a server whose API has no drops field', async () => {
     const page = await signedIn();
-    await page.locator('#deliveries-state').filter({ hasText: "This server's API has webhookEndpoints" }).waitFor();
     await page.locator('#drops-state').filter({ hasText: 'Not available on this server' }).waitFor();
   });
 

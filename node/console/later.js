@@ -1,4 +1,4 @@
-// Deliveries (webhook endpoints) and drops: panels for features this server's API may not have yet. Each asks the API
+// Drops: a panel for a feature this server's API may not have yet. Each asks the API
 // whether its root field exists and says "not available on this server" when it does not; nothing is made up.
 import { useEffect, useState } from 'preact/hooks';
 import { hasQueryField } from './api.js';
@@ -21,6 +21,4 @@ function Slot({ id, title, field, what }) {
   </section>`;
 }
 
-export const DeliveriesPanel = () =>
-  html`<${Slot} id="deliveries" title="Deliveries" field="webhookEndpoints" what="webhook endpoints and their deliveries" />`;
 export const DropsPanel = () => html`<${Slot} id="drops" title="Drops" field="drops" what="drops and their queues" />`;

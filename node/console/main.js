@@ -8,7 +8,8 @@ import { StockPanel, useStock } from './stock.js';
 import { HoldsPanel } from './holds.js';
 import { ChannelsPanel } from './channels.js';
 import { GlancePanel } from './glance.js';
-import { DeliveriesPanel, DropsPanel } from './later.js';
+import { DeliveriesPanel } from './deliveries.js';
+import { DropsPanel } from './later.js';
 
 const PANELS = [
   ['stock', 'Stock'],
@@ -72,7 +73,7 @@ function Console({ adminKey, onSignOut }) {
       <${HoldsPanel} now=${now} refresh=${refresh} />
       <${ChannelsPanel} now=${now} />
       <${GlancePanel} />
-      <${DeliveriesPanel} />
+      <${DeliveriesPanel} now=${now} />
       <${DropsPanel} />
     </main>
   </div>`;
