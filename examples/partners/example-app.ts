@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { documentsOfManifest, publishDocuments } from '../../node/partner-publish.js';
+import { demoKeys, lastunitBase } from '../demo-keys.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -14,21 +15,8 @@ export const SKU = 'LAMP-1';
 
 export type ExampleApp = { endpoint: string; partnerKey: string; app: string };
 
-type Keys = { role: string; key: string; client?: string }[];
-
 /** Reads a JSON file of this repository (a manifest the example's tooling wrote). */
 export const readJson = (file: string): unknown => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8'));
-
-function demoKeys(dataDir: string): Keys {
-  const file = path.resolve(ROOT, dataDir, 'demo-keys.json');
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Keys;
-  } catch {
-    throw new Error(
-      `no LASTUNIT_PARTNER_KEY / LASTUNIT_ADMIN_KEY given and no demo keys in ${file}: start the server with \`npm start\` first`,
-    );
-  }
-}
 
 /**
  * The partner app of this run, with `manifest` published as `<app>@<version>` first (one line printed).
@@ -39,9 +27,12 @@ export async function exampleApp(
   version: string,
   env: Record<string, string | undefined>,
 ): Promise<ExampleApp> {
-  const base = (env.LASTUNIT_URL || 'http://127.0.0.1:4000').replace(/\/graphql\/?$/, '').replace(/\/$/, '');
+  const base = lastunitBase(env);
   const endpoint = `${base}/graphql`;
-  const demo = env.LASTUNIT_PARTNER_KEY && env.LASTUNIT_ADMIN_KEY ? undefined : demoKeys(env.DATA_DIR || '.data');
+  const demo =
+    env.LASTUNIT_PARTNER_KEY && env.LASTUNIT_ADMIN_KEY
+      ? undefined
+      : demoKeys(env.DATA_DIR || '.data', 'LASTUNIT_PARTNER_KEY / LASTUNIT_ADMIN_KEY');
   const partner = demo?.find((k) => k.role === 'partner');
   const partnerKey = env.LASTUNIT_PARTNER_KEY || partner?.key;
   const adminKey = env.LASTUNIT_ADMIN_KEY || demo?.find((k) => k.role === 'admin')?.key;
