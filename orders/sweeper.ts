@@ -3,6 +3,7 @@ import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
 import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } from '../db/retention-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
+import { advanceDrops } from '../db/drops-store.js';
 
 export type SweeperOptions = {
   intervalMs: number;
@@ -18,7 +19,9 @@ export type SweeperOptions = {
 export type RetentionOptions = { outboxHours: number; processedEventsDays: number };
 
 /**
- * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
+ * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due, then
+ * advances every drop that has not ended (its fair start, draw, lapses, admissions and end: db/drops-store.ts).
+ * Returns the holds expired.
  * @example const n = await sweepOnce(db, metrics)
  */
 export async function sweepOnce(
@@ -34,8 +37,12 @@ export async function sweepOnce(
     metrics.reservationsExpired.inc(expired.length);
     if (expired.length) await onOutboxWritten();
     // Stop only on an empty batch: a short one may just mean another sweeper holds some candidates right now.
-    if (expired.length === 0) return total;
+    if (expired.length === 0) break;
   }
+  // after the expiries: the units they returned are what admissions hand out
+  const drops = await advanceDrops(db);
+  if (drops.drops > 0) await onOutboxWritten();
+  return total;
 }
 
 /** Deletes idempotency keys past retention, in batches. */

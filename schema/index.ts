@@ -8,6 +8,7 @@ import './subscription.js';
 import './partner.js';
 import './channel.js';
 import './pages.js';
+import './drop.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

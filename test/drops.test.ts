@@ -1,0 +1,174 @@
+// Drops through the real server (a child process, real HTTP, real PostgreSQL): createDrop's refusals, the QUEUE's
+// fair start and admissions, and placeOrder's gate (DROP_NOT_ADMITTED, claims nothing). docs/drops.md.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
+import { createTestDatabase } from './support/db.js';
+import { auditLedger } from './support/ledger.js';
+import { auditDrops } from './support/drop-ledger.js';
+
+const tdb = await createTestDatabase();
+afterAll(() => tdb.drop());
+const KEY = { shop: 'drops_storefront_key_0001', admin: 'drops_admin_key_000000001' };
+let srv: ServerProcess;
+beforeAll(async () => {
+  srv = await spawnServer({
+    env: {
+      DATABASE_URL: tdb.url,
+      API_KEYS: `storefront:shop:${KEY.shop},admin:ops:${KEY.admin}`,
+      SWEEP_INTERVAL_MS: '100',
+      RATE_LIMIT_BUYER_PER_WINDOW: '0',
+    },
+  });
+});
+afterAll(() => srv?.stop());
+
+async function gql(query: string, variables: Record<string, unknown>, key = KEY.shop) {
+  const res = await fetch(srv.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as any;
+  if (res.status !== 200 || body.errors) throw new Error(`fault: ${res.status} ${JSON.stringify(body)}`);
+  return body.data;
+}
+const createProduct = (sku: string, stock: number) =>
+  gql(
+    `mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`,
+    { i: { sku, name: sku, priceAmount: 500, currencyCode: 'USD', initialStock: stock } },
+    KEY.admin,
+  );
+const DROP = `id sku mode state seedCommitment seed entriesDigest counts { entries waiting admitted ordered lapsed }`;
+const createDrop = (i: Record<string, unknown>, key = KEY.admin) =>
+  gql(
+    `mutation($i: CreateDropInput!) { createDrop(input: $i) { drop { ${DROP} } userErrors { code field } } }`,
+    { i },
+    key,
+  ).then((d) => d.createDrop);
+const ENTRY = `id state place estimatedWaitSeconds admittedUntil orderId`;
+const enter = (dropId: string, customerId: string, key = `e-${customerId}`) =>
+  gql(`mutation($i: EnterDropInput!) { enterDrop(input: $i) { entry { ${ENTRY} } entryToken userErrors { code } } }`, {
+    i: { dropId, customerId, idempotencyKey: key },
+  }).then((d) => d.enterDrop);
+let orderKeys = 0;
+const place = (customerId: string, sku: string) =>
+  gql(`mutation($i: PlaceOrderInput!) { placeOrder(input: $i) { order { id status } userErrors { code sku } } }`, {
+    i: { idempotencyKey: `o-${++orderKeys}`, customerId, lines: [{ sku, quantity: 1 }] },
+  }).then((d) => d.placeOrder);
+const entry = (id: string) =>
+  gql(`query($id: ID!) { dropEntry(id: $id) { ${ENTRY} } }`, { id }).then((d) => d.dropEntry);
+const drop = (id: string) => gql(`query($id: ID!) { drop(id: $id) { ${DROP} } }`, { id }).then((d) => d.drop);
+const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+const until = async <T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+const inventory = async (sku: string) =>
+  (await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = $1`, [sku])).rows[0];
+
+describe('createDrop', () => {
+  it('refuses an unknown SKU, closesAt before opensAt, a second drop for a SKU, and non-admin keys; writes nothing', async () => {
+    await createProduct('DR-BAD', 5);
+    const base = { sku: 'DR-BAD', mode: 'QUEUE', opensAt: inSeconds(60), closesAt: inSeconds(120), claimSeconds: 30 };
+    expect(await createDrop({ ...base, sku: 'DR-NOPE' })).toEqual({
+      drop: null,
+      userErrors: [{ code: 'UNKNOWN_SKU', field: ['input', 'sku'] }],
+    });
+    expect(await createDrop({ ...base, closesAt: inSeconds(30) })).toEqual({
+      drop: null,
+      userErrors: [{ code: 'INVALID_INPUT', field: ['input', 'closesAt'] }],
+    });
+    expect((await createDrop({ ...base, claimSeconds: 0, maxPerCustomer: 0 })).userErrors).toHaveLength(2);
+    expect((await tdb.db.query(`SELECT count(*)::int AS n FROM drops`)).rows[0].n).toBe(0);
+    const made = await createDrop({ ...base, idempotencyKey: 'cd-1' });
+    expect(made.drop).toMatchObject({ sku: 'DR-BAD', mode: 'QUEUE', state: 'SCHEDULED', seed: null });
+    expect(made.drop.seedCommitment).toMatch(/^[0-9a-f]{64}$/);
+    expect((await createDrop({ ...base, idempotencyKey: 'cd-1' })).drop.id).toBe(made.drop.id); // replayed
+    expect((await createDrop(base)).userErrors).toEqual([{ code: 'DROP_EXISTS', field: ['input', 'sku'] }]);
+    const res = await fetch(srv.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY.shop}` },
+      body: JSON.stringify({
+        query: `mutation($i: CreateDropInput!) { createDrop(input: $i) { drop { id } } }`,
+        variables: { i: base },
+      }),
+    });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('QUEUE', () => {
+  it('shuffles early entrants at opensAt, admits as many as can buy, gates placeOrder, lapses and admits the next', async () => {
+    await createProduct('DR-Q', 2);
+    const made = await createDrop({
+      sku: 'DR-Q',
+      mode: 'QUEUE',
+      opensAt: inSeconds(2),
+      closesAt: inSeconds(600),
+      claimSeconds: 2,
+    });
+    const id = made.drop.id;
+    const early: any[] = [];
+    for (let i = 0; i < 6; i++) early.push(await enter(id, `q${i}`));
+    expect(early.map((e) => e.entry.state)).toEqual(Array(6).fill('WAITING'));
+    expect(early.every((e) => e.entry.place === null && e.entryToken?.startsWith('de_'))).toBe(true);
+    // one entry per customer: the same key replays it (no new token), another key is refused
+    const replay = await enter(id, 'q0');
+    expect(replay).toMatchObject({ entry: { id: early[0].entry.id }, entryToken: null, userErrors: [] });
+    expect((await enter(id, 'q0', 'other-key')).userErrors).toEqual([{ code: 'ALREADY_ENTERED' }]);
+    // before opensAt nobody is admitted, and placeOrder for the SKU is refused without claiming
+    const before = await place('q0', 'DR-Q');
+    expect(before).toMatchObject({
+      order: { status: 'REJECTED' },
+      userErrors: [{ code: 'DROP_NOT_ADMITTED', sku: 'DR-Q' }],
+    });
+    expect(await inventory('DR-Q')).toEqual({ available: 2, reserved: 0, sold: 0 });
+    // at opensAt (the sweeper): random places 1..6, two admitted (two units)
+    const d = await until(
+      () => drop(id),
+      (x) => x.counts.admitted === 2,
+    );
+    expect(d.counts).toMatchObject({ entries: 6, waiting: 4, admitted: 2 });
+    const places = (
+      await tdb.db.query(`SELECT place, shuffle_key FROM drop_entries WHERE drop_id = $1 ORDER BY place`, [id])
+    ).rows;
+    expect(places.map((p) => p.place)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(places.every((p) => typeof p.shuffle_key === 'number')).toBe(true);
+    const entries = await Promise.all(early.map((e) => entry(e.entry.id)));
+    const admitted = early.filter((_, i) => entries[i].state === 'ADMITTED').map((e, i) => ({ e, i }));
+    expect(admitted).toHaveLength(2);
+    const waiting = entries.filter((e) => e.state === 'WAITING');
+    expect(waiting.map((e) => e.place).sort()).toEqual([1, 2, 3, 4]);
+    // a later entry queues behind the early ones
+    const late = await enter(id, 'late');
+    expect(late.entry).toMatchObject({ state: 'WAITING', place: 5 });
+    // an admitted customer orders once; a second order finds the entry used
+    const custOf = (entryId: string) => `q${early.findIndex((e) => e.entry.id === entryId)}`;
+    const first = custOf(admitted[0]!.e.entry.id);
+    expect(await place(first, 'DR-Q')).toMatchObject({ order: { status: 'RESERVED' }, userErrors: [] });
+    expect((await place(first, 'DR-Q')).userErrors).toEqual([{ code: 'DROP_NOT_ADMITTED', sku: 'DR-Q' }]);
+    expect(await inventory('DR-Q')).toEqual({ available: 1, reserved: 1, sold: 0 });
+    // the other admission lapses after claimSeconds and the next in line is admitted
+    const second = admitted[1]!.e.entry.id;
+    expect(
+      (
+        await until(
+          () => entry(second),
+          (x) => x.state === 'LAPSED',
+        )
+      ).state,
+    ).toBe('LAPSED');
+    const after = await until(
+      () => drop(id),
+      (x) => x.counts.lapsed >= 1 && x.counts.admitted === 1,
+    );
+    expect(after.counts).toMatchObject({ ordered: 1, admitted: 1 });
+    expect((await place(custOf(second), 'DR-Q')).userErrors).toEqual([{ code: 'DROP_NOT_ADMITTED', sku: 'DR-Q' }]);
+    expect(await auditLedger(tdb.db, { stocked: { 'DR-Q': 2 } })).toEqual([]);
+    expect(await auditDrops(tdb.db)).toEqual([]);
+  });
+});
