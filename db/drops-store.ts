@@ -164,3 +164,60 @@ export async function advanceDrops(db: Db): Promise<{ drops: number; admitted: n
   }
   return { drops: ids.length, admitted };
 }
+
+const WaitlistDocument = z.object({
+  id: z.string(),
+  sku: z.string(),
+  customerId: z.string(),
+  quantity: z.number(),
+  state: z.enum(['WAITING', 'OFFERED', 'SKIPPED']),
+  place: z.number().nullable(),
+  orderId: z.string().nullable(),
+  createdAt: Time,
+  updatedAt: Time,
+});
+/** A waitlist entry as waitlist_entry_json() builds it (db/functions/113_waitlist.sql). */
+export type WaitlistEntryRecord = z.output<typeof WaitlistDocument>;
+const JoinAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.enum(['joined', 'replayed']), entry: WaitlistDocument }),
+  z.object({ kind: z.enum(['already_entered', 'unknown_sku', 'available', 'drop']) }),
+]);
+export type JoinWaitlistRow = z.output<typeof JoinAnswer>;
+
+export type JoinWaitlistArgs = {
+  clientId: string;
+  customerId: string;
+  /** the buyer as counted (orders/buyer.ts) */
+  countedCustomer: string;
+  sku: string;
+  quantity: number;
+  key: string;
+  tokenHash: string;
+  claimSeconds: number;
+};
+
+/** joinWaitlist in one statement (join_waitlist()): the entry, its replay, or why not. */
+export async function joinWaitlist(db: Db, a: JoinWaitlistArgs): Promise<JoinWaitlistRow> {
+  const { rows } = await db.query(
+    `SELECT join_waitlist(p_client_id => $1, p_customer_id => $2, p_counted_customer => $3, p_sku => $4,
+       p_quantity => $5, p_key => $6, p_token_hash => $7, p_claim_seconds => $8) AS r`,
+    [a.clientId, a.customerId, a.countedCustomer, a.sku, a.quantity, a.key, a.tokenHash, a.claimSeconds],
+  );
+  return parseRow(JoinAnswer, rows[0]?.r, 'join_waitlist()');
+}
+
+const WaitlistRow = z.object({ e: WaitlistDocument, client_id: z.string(), token_hash: z.string() });
+const toWaitlistEntry = (r: z.output<typeof WaitlistRow>) => ({
+  entry: r.e,
+  clientId: r.client_id,
+  tokenHash: r.token_hash,
+});
+
+/** One waitlist entry with whom it belongs to, or null. */
+export async function findWaitlistEntry(db: Queryable, id: string) {
+  const { rows } = await db.query(
+    `SELECT waitlist_entry_json(p_entry_id => id) AS e, client_id, token_hash FROM waitlist_entries WHERE id = $1::uuid`,
+    [id],
+  );
+  return rows[0] ? toWaitlistEntry(parseRow(WaitlistRow, rows[0], 'waitlist_entry_json()')) : null;
+}

@@ -12,7 +12,7 @@ import { isUuid, MAX_CUSTOMER_ID_LENGTH, MAX_KEY_LENGTH } from './rules.js';
 import { buyerOf } from './buyer.js';
 import type { BuyerTokens } from './buyer-tokens.js';
 
-export type { DropRecord, DropEntryRecord, DropMode } from '../db/drops-store.js';
+export type { DropRecord, DropEntryRecord, DropMode, WaitlistEntryRecord } from '../db/drops-store.js';
 
 export type DropsDeps = {
   db: Db;
@@ -163,6 +163,81 @@ export async function getDropEntry(
 ): Promise<store.DropEntryRecord | null> {
   if (!isUuid(id)) return null;
   const found = await store.findEntry(deps.db, id);
+  if (!found || found.clientId !== caller.clientId) return null;
+  if (caller.role === 'public' && (!token || (await sha256Hex(token)) !== found.tokenHash)) return null;
+  return found.entry;
+}
+
+export type JoinWaitlistInput = {
+  sku: string;
+  customerId: string;
+  quantity?: number | null;
+  idempotencyKey: string;
+  buyerToken?: string | null;
+};
+export type JoinWaitlistResult = Result<store.WaitlistEntryRecord> & { entryToken: string | null };
+
+/**
+ * joinWaitlist: a place in a sold-out SKU's line. When units come back they are claimed for the head in the same
+ * transaction (db/functions/113_waitlist.sql): an order RESERVED for WAITLIST_CLAIM_SECONDS whose token is this
+ * entry's token. A SKU that covers the quantity now answers AVAILABLE: the client can just buy.
+ * @example await joinWaitlist(deps, { clientId: 'shop', role: 'storefront' }, { sku: 'SNKR', customerId: 'c1', idempotencyKey: 'w1' })
+ */
+export async function joinWaitlist(
+  deps: DropsDeps & { claimSeconds: number },
+  caller: AnyCaller,
+  input: JoinWaitlistInput,
+): Promise<JoinWaitlistResult> {
+  const no = (errors: DomainError[]): JoinWaitlistResult => ({ ok: false, errors, entryToken: null });
+  const quantity = input.quantity ?? 1;
+  const invalid: DomainError[] = [];
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 100)
+    invalid.push(refuse('INVALID_INPUT', 'quantity must be an integer from 1 to 100', ['quantity']));
+  if (input.customerId.length < 1 || input.customerId.length > MAX_CUSTOMER_ID_LENGTH)
+    invalid.push(refuse('INVALID_INPUT', `customerId must be 1-${MAX_CUSTOMER_ID_LENGTH} characters`, ['customerId']));
+  if (input.idempotencyKey.length < 1 || input.idempotencyKey.length > MAX_KEY_LENGTH)
+    invalid.push(refuse('INVALID_INPUT', `idempotencyKey must be 1-${MAX_KEY_LENGTH} characters`, ['idempotencyKey']));
+  const buyer = await buyerOf(caller, input, deps.buyerTokens);
+  if (!buyer.ok) invalid.push(...buyer.errors);
+  if (invalid.length || !buyer.ok) return no(invalid);
+  // the entry's token is also the token of the order a returned unit is offered in (public keys pay it with it)
+  const token = `ot_${randomBase64url(32)}`;
+  const r = await store.joinWaitlist(deps.db, {
+    clientId: caller.clientId,
+    customerId: input.customerId,
+    countedCustomer: buyer.buyer.countedCustomer ?? input.customerId,
+    sku: input.sku,
+    quantity,
+    key: input.idempotencyKey,
+    tokenHash: await sha256Hex(token),
+    claimSeconds: deps.claimSeconds,
+  });
+  if (r.kind === 'joined') await deps.onOutboxWritten();
+  switch (r.kind) {
+    case 'joined':
+      return { ok: true, value: r.entry, entryToken: token };
+    case 'replayed':
+      return { ok: true, value: r.entry, entryToken: null };
+    case 'already_entered':
+      return no([refuse('ALREADY_ENTERED', 'this customer is already waiting for this SKU', ['customerId'])]);
+    case 'unknown_sku':
+      return no([refuse('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku)]);
+    case 'available':
+      return no([refuse('AVAILABLE', `${input.sku} is not sold out: place an order`, ['sku'], input.sku)]);
+    case 'drop':
+      return no([refuse('DROP_EXISTS', `${input.sku} is sold through a drop: enter it instead`, ['sku'], input.sku)]);
+  }
+}
+
+/** One waitlist entry: a server-side key sees its client's; a public key only with the entry's token. */
+export async function getWaitlistEntry(
+  deps: Pick<DropsDeps, 'db'>,
+  caller: AnyCaller,
+  id: string,
+  token?: string | null,
+): Promise<store.WaitlistEntryRecord | null> {
+  if (!isUuid(id)) return null;
+  const found = await store.findWaitlistEntry(deps.db, id);
   if (!found || found.clientId !== caller.clientId) return null;
   if (caller.role === 'public' && (!token || (await sha256Hex(token)) !== found.tokenHash)) return null;
   return found.entry;

@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'ALREADY_ENTERED',
   'ENTRY_LIMIT',
   'DROP_EXISTS',
+  'AVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -28,7 +28,14 @@ export type { ReleaseInput, ReleaseResult } from './release-order.js';
 export type { PayOrderInput, PayOrderResult } from './pay-order.js';
 export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
 export type { CancelOrderInput, AdminOrderResult } from './admin-orders.js';
-export type { CreateDropInput, EnterDropInput, DropRecord, DropEntryRecord } from './drops.js';
+export type {
+  CreateDropInput,
+  EnterDropInput,
+  DropRecord,
+  DropEntryRecord,
+  JoinWaitlistInput,
+  WaitlistEntryRecord,
+} from './drops.js';
 
 export type OrdersDeps = {
   db: Db;
@@ -96,6 +103,10 @@ export function createOrders(deps: OrdersDeps) {
     drawOrder: (dropId: string) => drops.drawOrder(dropping, dropId),
     getDropEntry: (caller: AnyCaller, id: string, token?: string | null) =>
       drops.getDropEntry(dropping, caller, id, token),
+    joinWaitlist: (caller: AnyCaller, input: drops.JoinWaitlistInput) =>
+      drops.joinWaitlist({ ...dropping, claimSeconds: settings.waitlistClaimSeconds }, caller, input),
+    getWaitlistEntry: (caller: AnyCaller, id: string, token?: string | null) =>
+      drops.getWaitlistEntry(dropping, caller, id, token),
   };
 }
 export type Orders = ReturnType<typeof createOrders>;

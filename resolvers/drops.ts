@@ -1,6 +1,6 @@
 // Thin: drop arguments -> the order domain's drop use cases -> payload (docs/drops.md).
 import type { Context } from './context.js';
-import type { CreateDropInput, EnterDropInput } from '../orders/orders.js';
+import type { CreateDropInput, EnterDropInput, JoinWaitlistInput } from '../orders/orders.js';
 import { requireRole } from './auth.js';
 import { userErrorsOf } from './user-errors.js';
 
@@ -33,3 +33,14 @@ export async function dropEntry(ctx: Context, id: string, token?: string | null)
 
 /** A drawn drop's entry ids in draw order (DropDraw.entryIds). */
 export const drawOrder = (ctx: Context, dropId: string) => ctx.orders.drawOrder(dropId);
+
+export async function joinWaitlist(ctx: Context, input: JoinWaitlistInput) {
+  requireRole(ctx, 'Mutation.joinWaitlist');
+  const r = await ctx.orders.joinWaitlist(ctx.caller, input);
+  return { entry: r.ok ? r.value : null, entryToken: r.entryToken, userErrors: userErrorsOf(r) };
+}
+
+export async function waitlistEntry(ctx: Context, id: string, token?: string | null) {
+  requireRole(ctx, 'Query.waitlistEntry');
+  return ctx.orders.getWaitlistEntry(ctx.caller, id, token);
+}

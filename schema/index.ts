@@ -9,6 +9,7 @@ import './partner.js';
 import './channel.js';
 import './pages.js';
 import './drop.js';
+import './waitlist.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();
