@@ -53,6 +53,9 @@ const EntryDocument = z.object({
 /** An entry as drop_entry_json() builds it, for its shopper. */
 export type DropEntryRecord = z.output<typeof EntryDocument>;
 
+/** An entry document carried by a drop-entry event (read by the relay), as a DropEntryRecord. */
+export const toDropEntry = (doc: unknown): DropEntryRecord => parseRow(EntryDocument, doc, 'a drop_entry event');
+
 const CreateAnswer = z.discriminatedUnion('kind', [
   z.object({ kind: z.enum(['created', 'replayed', 'reused']), drop: DropDocument }),
   z.object({ kind: z.enum(['unknown_sku', 'governed']) }),

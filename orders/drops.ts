@@ -13,6 +13,7 @@ import { buyerOf } from './buyer.js';
 import type { BuyerTokens } from './buyer-tokens.js';
 
 export type { DropRecord, DropEntryRecord, DropMode, WaitlistEntryRecord } from '../db/drops-store.js';
+export { toDropEntry } from '../db/drops-store.js';
 
 export type DropsDeps = {
   db: Db;

@@ -23,6 +23,7 @@ import * as drops from './drops.js';
 
 export type { OrderRecord, PaymentView, BuyerResult, CreateBuyerTokenInput };
 export { toOrder } from '../db/orders-store.js';
+export { toDropEntry } from './drops.js';
 export type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 export type { ReleaseInput, ReleaseResult } from './release-order.js';
 export type { PayOrderInput, PayOrderResult } from './pay-order.js';

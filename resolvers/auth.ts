@@ -44,6 +44,7 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.joinWaitlist': EVERY_ROLE, // as enterDrop
   'Subscription.availabilityChanged': ['public', 'storefront', 'admin'],
   'Subscription.orderStatusChanged': ['public', 'storefront', 'admin'], // a public key only with the order's token
+  'Subscription.dropEntryChanged': ['public', 'storefront', 'admin'], // a public key only with the entry's token
 } as const satisfies Record<string, readonly Role[]>;
 
 export type RootField = keyof typeof ROOT_FIELD_ROLES;

@@ -72,7 +72,7 @@ const Drop = builder.objectRef<DropRecord>('Drop').implement({
   }),
 });
 
-const DropEntry = builder.objectRef<DropEntryRecord>('DropEntry').implement({
+export const DropEntry = builder.objectRef<DropEntryRecord>('DropEntry').implement({
   description: "A customer's one entry in a drop.",
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -5,6 +5,7 @@ import { spawnServer, type ServerProcess } from '../kit/server.js';
 import { createTestDatabase } from './support/db.js';
 import { auditLedger } from './support/ledger.js';
 import { auditDrops } from './support/drop-ledger.js';
+import { subscribe } from './support/ws.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
@@ -170,5 +171,48 @@ describe('QUEUE', () => {
     expect((await place(custOf(second), 'DR-Q')).userErrors).toEqual([{ code: 'DROP_NOT_ADMITTED', sku: 'DR-Q' }]);
     expect(await auditLedger(tdb.db, { stocked: { 'DR-Q': 2 } })).toEqual([]);
     expect(await auditDrops(tdb.db)).toEqual([]);
+  });
+});
+
+describe('dropEntryChanged and the outbox', () => {
+  it('tells the entry of every state change over graphql-ws, each one an outbox event written with it', async () => {
+    await createProduct('DR-S', 1);
+    const made = await createDrop({
+      sku: 'DR-S',
+      mode: 'QUEUE',
+      opensAt: inSeconds(2),
+      closesAt: inSeconds(600),
+      claimSeconds: 60,
+    });
+    const e = await enter(made.drop.id, 'sub1');
+    const sub = await subscribe(
+      srv.url,
+      KEY.shop,
+      `subscription($id: ID!) { dropEntryChanged(entryId: $id) { id state place admittedUntil } }`,
+      { id: e.entry.id },
+    );
+    try {
+      const admitted = await sub.waitFor((x: { state: string }) => x.state === 'ADMITTED', 15_000);
+      expect(admitted).toMatchObject({ id: e.entry.id, state: 'ADMITTED' });
+      expect(await place('sub1', 'DR-S')).toMatchObject({ order: { status: 'RESERVED' } });
+      expect(await sub.waitFor((x: { state: string }) => x.state === 'ORDERED')).toMatchObject({ state: 'ORDERED' });
+    } finally {
+      await sub.close();
+    }
+    const { rows } = await tdb.db.query(
+      `SELECT payload->>'state' AS state FROM outbox WHERE topic = 'drop_entry' AND aggregate_key = $1 ORDER BY id`,
+      [e.entry.id],
+    );
+    // entered, placed by the shuffle, admitted, ordered
+    expect(rows.map((r) => r.state)).toEqual(['WAITING', 'WAITING', 'ADMITTED', 'ORDERED']);
+    // another client cannot listen to it
+    const other = await subscribe(
+      srv.url,
+      KEY.admin,
+      `subscription($id: ID!) { dropEntryChanged(entryId: $id) { id } }`,
+      { id: e.entry.id },
+    );
+    expect(JSON.stringify(await other.error)).toContain('no such entry');
+    await other.close();
   });
 });
