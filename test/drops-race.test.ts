@@ -1,4 +1,4 @@
-// The drop race (docs/architecture.md, I21-I24): 5,000 entries in a QUEUE drop of 500 units, served by two hosts
+// The drop race (docs/architecture.md, I17): 5,000 entries in a QUEUE drop of 500 units, served by two hosts
 // (two sweepers advancing the same drop) while admitted shoppers order twice at once, others let their admission
 // lapse, and every order's hold expires unpaid, returning its unit to the line. Nobody is admitted twice, no order
 // is placed without an admission, and no unit is stranded: the line drains and the drop hands the SKU back.

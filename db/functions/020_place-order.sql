@@ -256,7 +256,7 @@ END
 $$;
 
 -- Phase 2 (p: prepare_order's answer): the buyer's hold, counted by a conditional write before any inventory row is
--- locked (I14; place_orders counted it for its batch already: p.holdTaken), the drop gate (I24), then the claim
+-- locked (I14; place_orders counted it for its batch already: p.holdTaken), the drop gate (I17), then the claim
 -- (claim_units: I3, I12).
 -- Only the claims, one outbox row per claimed SKU and the commit hold inventory row locks; a refused claim takes none.
 -- Returns {kind: placed | rejected, order}, the document built from what p carries (no re-read).

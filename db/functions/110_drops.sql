@@ -35,7 +35,7 @@ $$;
 
 -- createDrop: the drop with a fresh secret seed and its published commitment (SHA-256 of the seed, hex). The key
 -- (optional) replays the same answer; another request under it is `reused`. unknown_sku; governed: the SKU already has
--- a drop that has not ended (I21, the unique index decides). Returns {kind, drop}.
+-- a drop that has not ended (I17, the unique index decides). Returns {kind, drop}.
 CREATE OR REPLACE FUNCTION create_drop(
   p_client_id text, p_key text, p_request_hash text, p_sku text, p_mode text, p_opens_at timestamptz,
   p_closes_at timestamptz, p_claim_seconds integer, p_max_per_customer integer
@@ -61,7 +61,7 @@ BEGIN
   VALUES (v_id, p_client_id, p_key, p_request_hash, p_sku, p_mode, p_opens_at, p_closes_at, p_claim_seconds,
           p_max_per_customer, v_seed, encode(sha256(v_seed), 'hex'))
   ON CONFLICT DO NOTHING;
-  IF NOT FOUND THEN  -- the SKU's drop (I21), or a twin with the same key that committed first
+  IF NOT FOUND THEN  -- the SKU's drop (I17), or a twin with the same key that committed first
     IF p_key IS NOT NULL AND EXISTS (SELECT 1 FROM drops WHERE client_id = p_client_id AND create_key = p_key) THEN
       RAISE EXCEPTION 'create_drop key taken by a twin' USING ERRCODE = '40001';
     END IF;

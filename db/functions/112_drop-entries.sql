@@ -1,5 +1,5 @@
 -- Entering a drop and moving down its line: the fair start (shuffle_drop), enterDrop (enter_drop), admissions
--- (admit_drop: I22) and their lapse. Lock order as in 110_drops.sql: the drop row first, then entries.
+-- (admit_drop: I17) and their lapse. Lock order as in 110_drops.sql: the drop row first, then entries.
 
 -- QUEUE, at opens_at (the first drop path to run after it, under the drop row lock): every entry taken before it gets
 -- a random place; the random() each one drew is recorded on it (shuffle_key). A conditional write on shuffled_at, so
@@ -29,7 +29,7 @@ BEGIN
 END
 $$;
 
--- I22: admissions of the drop's next entries in line (QUEUE once shuffled, DRAW once drawn), while the SKU can sell
+-- I17: admissions of the drop's next entries in line (QUEUE once shuffled, DRAW once drawn), while the SKU can sell
 -- to every admission outstanding: admitted x maxPerCustomer <= available (at least one admission while a unit is
 -- left). Expired admissions lapse first (their entries are used up: LAPSED). The drop row is locked first, as by
 -- every admission path (drop_gate holds it through the claim), so `available` read after the lock is what the
@@ -137,7 +137,7 @@ END
 $$;
 
 -- placeOrder's gate (called by claim_order before its claim, 020_place-order.sql): an order for a SKU a drop governs
--- uses the customer's admitted entry, by a conditional write (ADMITTED -> ORDERED, once: I24), so the claim that
+-- uses the customer's admitted entry, by a conditional write (ADMITTED -> ORDERED, once: I17), so the claim that
 -- follows takes units only for it. The drop row stays locked to the commit (admit_drop reads `available` after it).
 -- NULL when every line may be claimed; else the rejection (DROP_NOT_ADMITTED, or PURCHASE_LIMIT past the drop's
 -- maxPerCustomer), with every entry this call used given back (drop_ungate).

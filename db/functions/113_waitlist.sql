@@ -64,7 +64,7 @@ END
 $$;
 
 -- One waitlist entry served: an order RESERVED for it until now() + its claim_seconds, its units taken by the one
--- claim loop (claim_units: I3, I12), the entry OFFERED with it (I25, a conditional write: WAITING only). A claim the
+-- claim loop (claim_units: I3, I12), the entry OFFERED with it (I18, a conditional write: WAITING only). A claim the
 -- purchase limit refuses skips the entry (SKIPPED, its order REJECTED). Returns whether the entry was offered.
 CREATE OR REPLACE FUNCTION offer_to_waitlist_entry(p_entry waitlist_entries) RETURNS boolean
 LANGUAGE plpgsql AS $$

@@ -1,7 +1,7 @@
 -- Drops (issue 22): a SKU's sale under a rule. QUEUE: a waiting room whose early entrants get random places at
 -- opens_at; DRAW: entries, then a pick anyone can verify. While a drop governs its SKU (ended_at IS NULL), placeOrder
 -- for that SKU needs an admitted entry (drop_gate, db/functions/110_drops.sql). The constraints below are the drop
--- invariants of docs/architecture.md (I21-I24); db/functions/110_drops.sql and 111_drop-draw.sql move the rows.
+-- invariants of docs/architecture.md (I17); db/functions/110_drops.sql and 111_drop-draw.sql move the rows.
 CREATE TABLE drops (
   id               uuid PRIMARY KEY,
   client_id        text NOT NULL,
@@ -13,7 +13,7 @@ CREATE TABLE drops (
   closes_at        timestamptz NOT NULL,
   claim_seconds    integer NOT NULL CHECK (claim_seconds BETWEEN 1 AND 86400),
   max_per_customer integer NOT NULL CHECK (max_per_customer BETWEEN 1 AND 100),
-  -- I22: admissions outstanding (entries ADMITTED, not yet used or lapsed); moved only with the entries it counts
+  -- I17: admissions outstanding (entries ADMITTED, not yet used or lapsed); moved only with the entries it counts
   admitted         integer NOT NULL DEFAULT 0 CHECK (admitted >= 0),
   next_place       integer NOT NULL DEFAULT 1 CHECK (next_place >= 1),  -- the place the next FIFO entry takes
   shuffled_at      timestamptz,   -- QUEUE: when the early entrants got their random places
@@ -27,7 +27,7 @@ CREATE TABLE drops (
   CHECK ((drawn_at IS NULL) = (entries_digest IS NULL)),
   UNIQUE (client_id, create_key)
 );
--- I21: one drop at a time governs a SKU.
+-- I17: one drop at a time governs a SKU.
 CREATE UNIQUE INDEX drops_governing_sku_idx ON drops (sku) WHERE ended_at IS NULL;
 
 CREATE TABLE drop_entries (
@@ -49,9 +49,9 @@ CREATE TABLE drop_entries (
   updated_at         timestamptz NOT NULL DEFAULT now(),
   -- I4 for entries: one entry per customer per drop (the same key replays it)
   UNIQUE (drop_id, client_id, customer_id),
-  -- I23: a place is one entry's
+  -- I17: a place is one entry's
   UNIQUE (drop_id, place),
-  -- I24: an admitted entry has its deadline; an ordered one names its order (so no entry is used twice)
+  -- I17: an admitted entry has its deadline; an ordered one names its order (so no entry is used twice)
   CHECK (state <> 'ADMITTED' OR admission_expires_at IS NOT NULL),
   CHECK ((state = 'ORDERED') = (order_id IS NOT NULL))
 );

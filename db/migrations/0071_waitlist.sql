@@ -17,12 +17,12 @@ CREATE TABLE waitlist_entries (
   token_hash       text NOT NULL CHECK (token_hash ~ '^[0-9a-f]{64}$'),  -- also the offered order's token hash
   claim_seconds    integer NOT NULL CHECK (claim_seconds BETWEEN 1 AND 86400),  -- WAITLIST_CLAIM_SECONDS at join
   state            text NOT NULL CHECK (state IN ('WAITING', 'OFFERED', 'SKIPPED')),
-  order_id         uuid UNIQUE REFERENCES orders (id),  -- I25: one offered order per entry, one entry per order
+  order_id         uuid UNIQUE REFERENCES orders (id),  -- I18: one offered order per entry, one entry per order
   created_at       timestamptz NOT NULL DEFAULT now(),
   updated_at       timestamptz NOT NULL DEFAULT now(),
   CHECK ((state = 'OFFERED') = (order_id IS NOT NULL)),
   UNIQUE (client_id, counted_customer, sku, idempotency_key)
 );
--- I25: one waiting entry per customer and SKU
+-- I18: one waiting entry per customer and SKU
 CREATE UNIQUE INDEX waitlist_one_waiting_idx ON waitlist_entries (client_id, counted_customer, sku) WHERE state = 'WAITING';
 CREATE INDEX waitlist_head_idx ON waitlist_entries (sku, place) WHERE state = 'WAITING';

@@ -1,12 +1,12 @@
-// The drop audit (docs/architecture.md, I21-I24): what must hold of drops and their entries after any race, read
+// The drop audit (docs/architecture.md, I17): what must hold of drops and their entries after any race, read
 // from the tables. Run it next to test/support/ledger.ts's auditLedger after concurrency tests.
 import type { Queryable } from '../../db/pool.js';
 
 /**
  * Every problem found (none: []):
- *   - a drop's `admitted` counter equals its entries ADMITTED (I22), and never exceeds what its SKU can sell;
+ *   - a drop's `admitted` counter equals its entries ADMITTED (I17), and never exceeds what its SKU can sell;
  *   - every order that took units of a drop's SKU while the drop governed it is the order of exactly one ORDERED entry
- *     of that drop and customer (I24: no entry used twice, no order without an admission);
+ *     of that drop and customer (I17: no entry used twice, no order without an admission);
  *   - an ORDERED entry's order exists and is for the drop's SKU.
  * @example expect(await auditDrops(db)).toEqual([])
  */
