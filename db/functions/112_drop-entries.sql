@@ -86,12 +86,38 @@ LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object('kind', p_kind, 'entry', drop_entry_json(p_entry_id))
 $$;
 
+-- The lock an entry takes on its drop row: FOR SHARE while entries need no place (QUEUE before the fair start, DRAW),
+-- so a crowd arriving before opensAt enters side by side; FOR UPDATE once an entry takes a place in arrival order
+-- (next_place) or may run the shuffle. The shuffle and the draw update the row, so they wait for the entries in
+-- flight and every later entry sees them. A share lock found stale (the shuffle came between the read and the lock)
+-- is a serialization failure: the caller repeats the whole call (40001). Returns the row as locked.
+CREATE OR REPLACE FUNCTION lock_drop_for_entry(p_drop_id uuid) RETURNS drops
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_d drops%ROWTYPE;
+BEGIN
+  SELECT * INTO v_d FROM drops WHERE id = p_drop_id;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  IF v_d.mode = 'QUEUE' AND (v_d.shuffled_at IS NOT NULL OR v_d.opens_at <= clock_timestamp()) THEN
+    SELECT * INTO v_d FROM drops WHERE id = p_drop_id FOR UPDATE;
+  ELSE
+    SELECT * INTO v_d FROM drops WHERE id = p_drop_id FOR SHARE;
+    IF v_d.mode = 'QUEUE' AND (v_d.shuffled_at IS NOT NULL OR v_d.opens_at <= clock_timestamp()) THEN
+      RAISE EXCEPTION 'drop % reached its fair start while entering', p_drop_id USING ERRCODE = '40001';
+    END IF;
+  END IF;
+  RETURN v_d;
+END
+$$;
+
 -- enterDrop: one entry per customer per drop (the unique key decides; the same idempotency key replays it, another is
 -- already_entered). p_customer_id is the buyer as counted (a public key's address unless a buyer token vouched);
--- p_address, on public keys, bounds entries per address and drop to p_max_per_address. QUEUE entries are taken until
--- closes_at (before opens_at they are early: shuffled at opens_at; after it they queue in arrival order); DRAW entries
--- between opens_at and closes_at. Returns {kind: entered | replayed | already_entered | not_found | closed |
--- not_open | address_limit, entry}.
+-- p_address, on public keys, bounds entries per address and drop to p_max_per_address (counted under a lock of that
+-- address's own). QUEUE entries are taken until closes_at (before opens_at they are early: shuffled at opens_at;
+-- after it they queue in arrival order); DRAW entries between opens_at and closes_at. Returns {kind: entered |
+-- replayed | already_entered | not_found | closed | not_open | address_limit, entry}.
 CREATE OR REPLACE FUNCTION enter_drop(
   p_drop_id uuid, p_client_id text, p_customer_id text, p_key text, p_token_hash text, p_address text,
   p_max_per_address integer
@@ -103,35 +129,40 @@ DECLARE
   v_id    uuid := gen_random_uuid();
   v_place integer;
 BEGIN
-  SELECT * INTO v_d FROM drops WHERE id = p_drop_id FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN jsonb_build_object('kind', 'not_found');
-  END IF;
   SELECT * INTO v_old FROM drop_entries WHERE drop_id = p_drop_id AND client_id = p_client_id AND customer_id = p_customer_id;
-  IF FOUND THEN
+  IF FOUND THEN  -- a replay or a second entry needs no lock
     RETURN entry_answer(CASE WHEN v_old.idempotency_key = p_key THEN 'replayed' ELSE 'already_entered' END, v_old.id);
   END IF;
-  IF v_d.ended_at IS NOT NULL OR clock_timestamp() >= v_d.closes_at THEN
+  v_d := lock_drop_for_entry(p_drop_id);
+  IF v_d.id IS NULL THEN
+    RETURN jsonb_build_object('kind', 'not_found');
+  ELSIF v_d.ended_at IS NOT NULL OR clock_timestamp() >= v_d.closes_at THEN
     RETURN jsonb_build_object('kind', 'closed');
   ELSIF v_d.mode = 'DRAW' AND clock_timestamp() < v_d.opens_at THEN
     RETURN jsonb_build_object('kind', 'not_open');
   END IF;
-  IF p_address IS NOT NULL AND (SELECT count(*) FROM drop_entries WHERE drop_id = p_drop_id AND client_address = p_address)
-                               >= p_max_per_address THEN
-    RETURN jsonb_build_object('kind', 'address_limit');
+  IF p_address IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_drop_id::text || p_address, 0));
+    IF (SELECT count(*) FROM drop_entries WHERE drop_id = p_drop_id AND client_address = p_address) >= p_max_per_address THEN
+      RETURN jsonb_build_object('kind', 'address_limit');
+    END IF;
   END IF;
-  IF shuffle_drop(p_drop_id) THEN
-    v_d.shuffled_at := clock_timestamp();
-  END IF;
-  IF v_d.mode = 'QUEUE' AND v_d.shuffled_at IS NOT NULL THEN  -- after the fair start: arrival order
+  IF v_d.mode = 'QUEUE' AND (v_d.shuffled_at IS NOT NULL OR shuffle_drop(p_drop_id)) THEN  -- arrival order
     UPDATE drops SET next_place = next_place + 1 WHERE id = p_drop_id RETURNING next_place - 1 INTO v_place;
   END IF;
   INSERT INTO drop_entries (id, drop_id, client_id, customer_id, idempotency_key, client_address, token_hash, state,
                             early, place)
   VALUES (v_id, p_drop_id, p_client_id, p_customer_id, p_key, p_address, p_token_hash, 'WAITING',
-          v_d.mode = 'QUEUE' AND v_d.shuffled_at IS NULL, v_place);
+          v_d.mode = 'QUEUE' AND v_place IS NULL, v_place)
+  ON CONFLICT (drop_id, client_id, customer_id) DO NOTHING;
+  IF NOT FOUND THEN  -- a twin entered meanwhile
+    SELECT * INTO v_old FROM drop_entries WHERE drop_id = p_drop_id AND client_id = p_client_id AND customer_id = p_customer_id;
+    RETURN entry_answer(CASE WHEN v_old.idempotency_key = p_key THEN 'replayed' ELSE 'already_entered' END, v_old.id);
+  END IF;
   PERFORM emit_drop_entries(ARRAY[v_id]);
-  PERFORM admit_drop(p_drop_id);
+  IF v_place IS NOT NULL THEN
+    PERFORM admit_drop(p_drop_id);  -- holds the row FOR UPDATE already
+  END IF;
   RETURN entry_answer('entered', v_id);
 END
 $$;
