@@ -1,8 +1,8 @@
 // `npm run bench:drops`: who gets the units of a hyped drop (docs/drops.md, "Fairness"). 100 units; 2,000 shoppers
 // each send one request at a random moment of the first two seconds; 20 bots each fire 100 parallel requests (one
 // customer each, many connections) the moment it opens. Three modes: plain first come (placeOrder), QUEUE (enterDrop
-// before opensAt = the end of the arrival window, then admitted shoppers order) and DRAW (entries until closesAt, the
-// pick, then the winners order). Prints each mode's bot share of the units sold, units sold, oversold (0) and the time
+// into the waiting room, whose opensAt comes once the crowd has been answered; then admitted shoppers order) and DRAW
+// (entries until closesAt, as late, the pick, then the winners order). Prints each mode's bot share of the units sold, units sold, oversold (0) and the time
 // to sell out; writes bench/results/drops.json and drops.svg (git-ignored). Bounded: 6,000 requests per mode, all to
 // 127.0.0.1. DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -17,6 +17,8 @@ const SHOPPERS = 2_000;
 const BOTS = 20;
 const BOT_REQUESTS = 100;
 const WINDOW_MS = 2_000;
+/** QUEUE's opensAt and DRAW's closesAt after the open: the crowd's requests are all answered by then */
+const START_AFTER_MS = 20_000;
 const MODES = ['FIRST_COME', 'QUEUE', 'DRAW'] as const;
 type Mode = (typeof MODES)[number];
 type Row = {
@@ -112,11 +114,11 @@ async function runMode(srv: ServerProcess, db: pg.Pool, mode: Mode): Promise<Row
   let dropId: string | null = null;
   const t0 = Date.now() + 1_000;
   if (mode !== 'FIRST_COME') {
-    // QUEUE: the waiting room takes entries from now; opensAt is the end of the arrival window, so every arrival is
-    // shuffled. DRAW: entries from t0 until closesAt, then the pick.
-    const opensAt = mode === 'QUEUE' ? t0 + WINDOW_MS + 200 : t0 - 500;
-    // a DRAW closes once the crowd's requests have been answered on a busy machine too (they queue behind the bots')
-    const closesAt = mode === 'QUEUE' ? t0 + 60_000 : t0 + WINDOW_MS + 8_000;
+    // QUEUE: the waiting room takes entries from now and opens (the fair start) once the whole crowd has been answered,
+    // so every arrival of the window is shuffled, however long a busy machine takes to answer it; DRAW: entries from
+    // t0, the pick at closesAt, as late. The time to sell out is counted from that start.
+    const opensAt = mode === 'QUEUE' ? t0 + START_AFTER_MS : t0 - 500;
+    const closesAt = mode === 'QUEUE' ? t0 + 120_000 : t0 + START_AFTER_MS;
     const r = (await c.gql(
       `mutation($i: CreateDropInput!) { createDrop(input: $i) { drop { id } userErrors { code } } }`,
       {
@@ -135,7 +137,7 @@ async function runMode(srv: ServerProcess, db: pg.Pool, mode: Mode): Promise<Row
   await sleep(t0 - Date.now());
   let soldOutAt: number | null = null;
   const watch = (async () => {
-    while (soldOutAt === null && Date.now() - t0 < 60_000) {
+    while (soldOutAt === null && Date.now() - t0 < START_AFTER_MS + 60_000) {
       const { rows } = await db.query(`SELECT available FROM inventory WHERE sku = $1`, [sku]);
       if (rows[0].available === 0) soldOutAt = Date.now();
       else await sleep(20);
@@ -146,7 +148,7 @@ async function runMode(srv: ServerProcess, db: pg.Pool, mode: Mode): Promise<Row
   else
     await Promise.all([
       crowd(mode, (x) => c.enter(x, id)),
-      buyAdmitted(db, c, id, sku, () => soldOutAt !== null || Date.now() - t0 > 60_000),
+      buyAdmitted(db, c, id, sku, () => soldOutAt !== null || Date.now() - t0 > START_AFTER_MS + 60_000),
     ]);
   await watch;
   const { rows } = await db.query(
@@ -172,7 +174,7 @@ async function runMode(srv: ServerProcess, db: pg.Pool, mode: Mode): Promise<Row
     botsOfEntrants: entrants.n ? entrants.bots / entrants.n : 0,
     sold,
     oversold: Math.max(0, rows[0].units - UNITS, sold - UNITS),
-    sellOutMs: soldOutAt === null ? null : soldOutAt - t0,
+    sellOutMs: soldOutAt === null ? null : soldOutAt - (mode === 'FIRST_COME' ? t0 : t0 + START_AFTER_MS),
     answers: c.tally,
   };
 }
@@ -220,7 +222,9 @@ async function main() {
       console.error(`bench:drops: ${mode} done, answers ${JSON.stringify(rows.at(-1)?.answers)}`);
     }
     const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-    console.log('| mode | bot share of units | bots among entrants | sold | oversold | time to sell out |');
+    console.log(
+      "| mode | bot share of units | bots among entrants | sold | oversold | time to sell out (from the sale's start) |",
+    );
     console.log('|---|---:|---:|---:|---:|---:|');
     for (const r of rows)
       console.log(
