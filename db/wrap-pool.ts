@@ -2,9 +2,11 @@
 // No runtime import of `pg` here: the worker bundle reaches this file and must not pull in node-postgres.
 import type pg from 'pg';
 import { withRetry, type RetryOptions } from './retry.js';
+import { tracingEnabled, withSqlSpan } from '../common/tracing.js';
 
 // Rows are typed as pg types them (`any` unless told): the stores read no row without its schema (db/rows.ts).
 export type Queryable = {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's own default; every store parses its rows (db/rows.ts)
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 };
 
@@ -14,6 +16,7 @@ export type Db = Queryable & {
    * One statement in its own implicit transaction, repeated on 40001/40P01/connection loss. Pass
    * `{ idempotent: false }` for a write that must not apply twice: a connection lost mid-statement then surfaces.
    */
+  // biome-ignore lint/suspicious/noExplicitAny: as for query
   run<R extends pg.QueryResultRow = any>(
     text: string,
     values?: unknown[],
@@ -34,8 +37,10 @@ export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
   pool.on('error', () => {});
   return {
     pool,
-    query: (text, values) => pool.query(text, values),
-    run: (text, values, opts) => withRetry(() => pool.query(text, values), { ...retry, ...opts }),
+    // each statement a span when tracing is on (common/tracing.ts); off, the pool's own call
+    query: (text, values) => withSqlSpan(text, () => pool.query(text, values)),
+    run: (text, values, opts) =>
+      withRetry(() => withSqlSpan(text, () => pool.query(text, values)), { ...retry, ...opts }),
     transaction: (fn) =>
       withRetry(async () => {
         const client = await pool.connect();
@@ -46,9 +51,12 @@ export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
         };
         client.on('error', onError);
         try {
-          await client.query('BEGIN');
-          const out = await fn(client);
-          await client.query('COMMIT');
+          const tx: Queryable = tracingEnabled()
+            ? { query: (text, values) => withSqlSpan(text, () => client.query(text, values)) }
+            : client;
+          await tx.query('BEGIN');
+          const out = await fn(tx);
+          await tx.query('COMMIT');
           return out;
         } catch (err) {
           await client.query('ROLLBACK').catch(() => {

@@ -40,6 +40,8 @@ export const httpSettings = (runtime: Runtime) =>
       metricsToken: setting('METRICS_TOKEN', text),
       /** proxies in front of this host whose X-Forwarded-For is believed (0: the connection's address is the client) */
       trustProxy: setting('TRUST_PROXY', int(0, 0)),
+      /** the shop's console at /console (docs/console.md): on outside production; production serves it only when on */
+      console: setting('CONSOLE', onOff(production(runtime) ? 'off' : 'on')),
       /** test-only: GET /__diagnostics (heap after a full GC, live listeners), never in production */
       testDiagnostics: setting('LASTUNIT_TEST_DIAGNOSTICS', onOff('off')),
     })
@@ -203,6 +205,14 @@ export const paymentSettings = (runtime: Runtime) =>
       webhookSecret: p.webhookSecret ?? (production(runtime) ? '' : DEV_WEBHOOK_SECRET),
     }));
 
+/** OpenTelemetry traces (docs/operations.md): off unless an OTLP endpoint is given. */
+export const tracingSettings = z.object({
+  /** the OTLP/HTTP collector's base URL (spans go to <url>/v1/traces); absent: no spans are made at all */
+  otlpEndpoint: setting('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl),
+  /** the service.name resource attribute of every span */
+  serviceName: setting('OTEL_SERVICE_NAME', z.string().default('lastunit')),
+});
+
 /** Marketplace channels (docs/channels.md). */
 export const channelSettings = (runtime: Runtime) =>
   z
@@ -255,3 +265,28 @@ export const liveSettings = z.object({
     maxSocketsPerIp: setting('MAX_SOCKETS_PER_IP', int(1, 32)),
   }),
 });
+
+/**
+ * The live page's demo shop backend (docs/live.md#buyer-tokens): `POST /live/buyer-token` mints a buyer token with the
+ * storefront key of the page's API client for a demo customer kept in a cookie, as a shop's own backend would.
+ */
+export const liveShopSettings = (runtime: Runtime) =>
+  z
+    .object({
+      /** `demo`: serve the demo shop backend; development and test only */
+      backend: setting(
+        'LIVE_SHOP_BACKEND',
+        oneOf(['demo', 'off'], production(runtime) ? 'off' : 'demo').transform((v) => v === 'demo'),
+      ),
+      /** how long the buyer tokens it mints are valid */
+      tokenTtlSeconds: setting('LIVE_SHOP_TOKEN_TTL_SECONDS', int(1, 900)),
+    })
+    .superRefine((s, ctx) => {
+      if (production(runtime) && s.backend)
+        refuse(
+          ctx,
+          'backend',
+          'demo mints buyer tokens for any browser that asks: refused with NODE_ENV=production (a shop mints its own)',
+        );
+      if (s.tokenTtlSeconds > 86_400) refuse(ctx, 'tokenTtlSeconds', 'must be at most 86400 (the longest buyer token)');
+    });

@@ -11,9 +11,11 @@ import {
   DEV_WEBHOOK_SECRET,
   httpSettings,
   liveSettings,
+  liveShopSettings,
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
+  tracingSettings,
   sweeperSettings,
   webhookSettings,
   type Runtime,
@@ -47,7 +49,9 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     webhooks: reader.read(webhookSettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
+    liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
+    tracing: reader.read(tracingSettings),
   };
   needs?.(config, reader.problem);
   reader.done();

@@ -19,11 +19,12 @@ import { buyerRateLimit } from '../app/buyer-rate-limit.js';
 import { clientIpOf } from '../common/client-ip.js';
 import { diagnosticsRoute } from './diagnostics.js';
 import { redisRateLimitStore } from './rate-limit-redis.js';
-import { generateDemoKeys } from '../app/api-keys.js';
+import { clientIdFor, DEMO_SHOP_ROLES, generateDemoKeys } from '../app/api-keys.js';
 import type { Config } from './config.js';
 import type { ApiKey } from '../common/caller.js';
-import { DEMO_CATALOG, DEMO_PARTNER_APP } from './demo-catalog.js';
+import { DEMO_CATALOG, DEMO_PARTNER_APP, DEMO_SHOP_CLIENT } from './demo-catalog.js';
 import { livePage } from './live-page.js';
+import { liveShop } from './live-shop.js';
 import { graphiqlAssets, renderGraphiql } from './graphiql.js';
 import { useManifestOperations } from '../edge/use-manifest-operations.js';
 import { shippedManifest } from '../edge/persisted-manifest.js';
@@ -38,6 +39,10 @@ import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { useCompiledExecution } from './compiled-execution.js';
 import { listen } from './listen.js';
+import { startSaleActivity } from '../common/sale-activity.js';
+import { consolePage } from './console-page.js';
+import { startTracing, tracedFetch } from './tracing.js';
+import { traceFields } from '../common/tracing.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -60,11 +65,16 @@ async function demoKeys(dataDir: string): Promise<ApiKey[]> {
     // none yet: minted below
   }
   // a file from before a role existed (e.g. `public`, the live page's) gets that role's key added, the others kept;
-  // a partner key from before demo keys named an app gets the demo app (the partner examples publish for it)
-  const missing = generateDemoKeys(DEMO_PARTNER_APP).filter((k) => !keys?.some((have) => have.role === k.role));
+  // a partner key from before demo keys named an app gets the demo app (the partner examples publish for it), and
+  // public and storefront keys from before they shared a client get the demo shop (the live page's buyer tokens)
+  const missing = generateDemoKeys({ partnerApp: DEMO_PARTNER_APP, shopClient: DEMO_SHOP_CLIENT }).filter(
+    (k) => !keys?.some((have) => have.role === k.role),
+  );
   const appless = keys?.filter((k) => k.role === 'partner' && !k.client) ?? [];
   for (const k of appless) k.client = DEMO_PARTNER_APP;
-  if (!keys || missing.length || appless.length) {
+  const shopless = keys?.filter((k) => DEMO_SHOP_ROLES.includes(k.role) && k.client !== DEMO_SHOP_CLIENT) ?? [];
+  for (const k of shopless) k.client = DEMO_SHOP_CLIENT;
+  if (!keys || missing.length || appless.length || shopless.length) {
     keys = [...(keys ?? []), ...missing];
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
@@ -84,9 +94,16 @@ function demoHeaders(demo: ApiKey[] | undefined): string | undefined {
  * @example const host = await startNodeHost(loadConfig(process.env, apiHostNeeds))
  */
 export async function startNodeHost(config: Config): Promise<NodeHost> {
-  const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit' } });
+  // with tracing on, a line logged inside a request carries its trace_id and span_id (docs/operations.md)
+  const stopTracing = startTracing(config.tracing);
+  const logger = pino({
+    level: config.runtime.logLevel,
+    base: { service: 'lastunit' },
+    ...(stopTracing ? { mixin: traceFields } : {}),
+  });
   const production = config.runtime.nodeEnv === 'production';
   const metrics = createMetrics();
+  const activity = startSaleActivity(metrics); // the console's per-second series (docs/console.md)
   const { db, url: databaseUrl, embedded, close } = await openDatabase(config.database, logger, metrics);
   if (embedded) {
     const created = await seedProducts(db, DEMO_CATALOG);
@@ -150,7 +167,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onStoreError,
   });
   const trustProxy = config.http.trustProxy;
-  const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
+  const { app, yoga, lookupCaller, orders, catalog, partners, channels, shopConsole } = createApp({
     db,
     metrics,
     keys,
@@ -188,11 +205,31 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     cache,
     onOutboxWritten,
     channels: { onIncident: () => pusher?.wake() },
+    activity,
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production)
     app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
   if (!production) app.route('/', graphiqlAssets());
+  // The shop's console (docs/console.md): outside production, or in production with CONSOLE=on.
+  app.route('/', consolePage({ enabled: config.http.console }));
+  // The live page's demo shop backend (development only): mints its buyer tokens with the storefront key of the page's
+  // client, through this host's own /graphql (known once it listens, below).
+  let graphqlUrl = '';
+  const shopBackend = config.liveShop.backend && !production;
+  if (shopBackend)
+    app.route(
+      '/',
+      liveShop({
+        lookupCaller,
+        storefrontKeyOf: async (clientId) => {
+          for (const k of keys) if (k.role === 'storefront' && (await clientIdFor(k)) === clientId) return k.key;
+          return undefined;
+        },
+        endpoint: () => graphqlUrl,
+        ttlSeconds: config.liveShop.tokenTtlSeconds,
+      }),
+    );
   // The page gets the demo public key only where this host minted the demo keys outside production; with API_KEYS,
   // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
   app.route(
@@ -202,6 +239,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       productName: async (sku) => (await catalog!.findProducts([sku]))[0]?.name ?? null,
       maxLineQuantity: config.orders.maxLineQuantity,
       publicKey: config.auth.apiKeys || production ? undefined : keys.find((k) => k.role === 'public')?.key,
+      buyerTokenPath: shopBackend ? '/live/buyer-token' : undefined,
       channelListings: (sku) => channels!.listingsOfSku(sku),
       lookupCaller,
     }),
@@ -239,12 +277,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     },
   );
 
-  const server: ServerType = await listen(app.fetch, { port: config.http.port, host: config.http.host });
+  const fetch = stopTracing ? tracedFetch(app.fetch, logger) : app.fetch;
+  const server: ServerType = await listen(fetch, { port: config.http.port, host: config.http.host });
   const ws = attachGraphqlWs(server as any, {
     yoga,
     lookupCaller,
     isProd: production,
-    context: { orders, catalog, partners, channels },
+    context: { orders, catalog, partners, channels, shopConsole },
     maxPayloadBytes: config.limits.maxBodyBytes,
     ...live.sockets,
     clientIp: (req) =>
@@ -261,12 +300,14 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // a wildcard address is reached from this machine as 127.0.0.1; a specific one (loopback or not) by itself
   const reachAt = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : shown;
   const url = `http://${reachAt}:${port}`;
+  graphqlUrl = `${url}/graphql`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
   marketplace?.setWebhookUrl(url);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      activity.stop();
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
@@ -274,6 +315,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await marketplace?.stop();
       await redis?.close();
       await close();
+      await stopTracing?.();
     })());
   return { url, bound: `${shown}:${port}`, port, keys, embeddedDir: embedded?.dir, stop };
 }

@@ -21,6 +21,10 @@ export const ROOT_FIELD_ROLES = {
   'Query.orders': SERVER_SIDE,
   'Query.channels': ADMIN,
   'Query.channel': ADMIN,
+  'Query.stockLevels': ADMIN,
+  'Query.openOrders': ADMIN,
+  'Query.channelHealth': ADMIN,
+  'Query.saleActivity': ADMIN,
   'Query.drop': EVERY_ROLE, // a drop's rule, counts and published draw values are public
   'Query.drops': EVERY_ROLE,
   'Query.dropEntry': EVERY_ROLE, // a public key only with the entry's token
@@ -39,6 +43,7 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.createChannel': ADMIN,
   'Mutation.updateChannel': ADMIN,
   'Mutation.publishPartnerDocuments': ADMIN,
+  'Mutation.retryChannelPush': ADMIN,
   'Mutation.createDrop': ADMIN,
   'Mutation.enterDrop': EVERY_ROLE, // a public key's entry is its buyer's (buyer token, else the address)
   'Mutation.joinWaitlist': EVERY_ROLE, // as enterDrop
