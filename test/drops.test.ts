@@ -9,24 +9,30 @@ import { subscribe } from './support/ws.js';
 
 const tdb = await createTestDatabase();
 afterAll(() => tdb.drop());
-const KEY = { shop: 'drops_storefront_key_0001', admin: 'drops_admin_key_000000001' };
+const KEY = { shop: 'drops_storefront_key_0001', admin: 'drops_admin_key_000000001', web: 'drops_public_key_00000001' };
 let srv: ServerProcess;
 beforeAll(async () => {
   srv = await spawnServer({
     env: {
       DATABASE_URL: tdb.url,
-      API_KEYS: `storefront:shop:${KEY.shop},admin:ops:${KEY.admin}`,
+      API_KEYS: `storefront:shop:${KEY.shop},admin:ops:${KEY.admin},public:shop:${KEY.web}`,
       SWEEP_INTERVAL_MS: '100',
+      TRUST_PROXY: '1', // the public key's buyer is the address a proxy we trust put in X-Forwarded-For
+      BUYER_TOKEN_SECRET: 'drops_buyer_token_secret_0123456789abcdef',
       RATE_LIMIT_BUYER_PER_WINDOW: '0',
     },
   });
 });
 afterAll(() => srv?.stop());
 
-async function gql(query: string, variables: Record<string, unknown>, key = KEY.shop) {
+async function gql(query: string, variables: Record<string, unknown>, key = KEY.shop, ip?: string) {
   const res = await fetch(srv.endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${key}`,
+      ...(ip ? { 'x-forwarded-for': ip } : {}),
+    },
     body: JSON.stringify({ query, variables }),
   });
   const body = (await res.json()) as any;
@@ -214,5 +220,47 @@ describe('dropEntryChanged and the outbox', () => {
     );
     expect(JSON.stringify(await other.error)).toContain('no such entry');
     await other.close();
+  });
+});
+
+describe('entries on a public key', () => {
+  it("are the buyer's: the address without a buyer token, and at most DROP_ENTRIES_PER_ADDRESS per address", async () => {
+    await createProduct('DR-P', 5);
+    const made = await createDrop({
+      sku: 'DR-P',
+      mode: 'QUEUE',
+      opensAt: inSeconds(60),
+      closesAt: inSeconds(600),
+      claimSeconds: 60,
+    });
+    const id = made.drop.id;
+    const enterWeb = (customerId: string, ip: string, buyerToken?: string) =>
+      gql(
+        `mutation($i: EnterDropInput!) { enterDrop(input: $i) { entry { id customerId } entryToken userErrors { code } } }`,
+        { i: { dropId: id, customerId, idempotencyKey: `w-${customerId}-${ip}`, buyerToken } },
+        KEY.web,
+        ip,
+      ).then((d) => d.enterDrop);
+    // without a buyer token a browser's customerId is not its word: one entry per address, whatever it sends
+    const first = await enterWeb('anyone-1', '203.0.113.5');
+    expect(first.entry.customerId).toBe('ip:203.0.113.5');
+    expect((await enterWeb('anyone-2', '203.0.113.5')).userErrors).toEqual([{ code: 'ALREADY_ENTERED' }]);
+    // the shop's buyer tokens vouch for customers; still at most 3 entries per address (the default)
+    const token = (customerId: string) =>
+      gql(`mutation($i: CreateBuyerTokenInput!) { createBuyerToken(input: $i) { token } }`, { i: { customerId } }).then(
+        (d) => d.createBuyerToken.token as string,
+      );
+    for (const c of ['v1', 'v2']) expect((await enterWeb(c, '203.0.113.5', await token(c))).userErrors).toEqual([]);
+    expect((await enterWeb('v3', '203.0.113.5', await token('v3'))).userErrors).toEqual([{ code: 'ENTRY_LIMIT' }]);
+    expect((await enterWeb('v3', '198.51.100.9', await token('v3'))).userErrors).toEqual([]);
+    // an entry is read with its token only
+    const read = (token?: string) =>
+      gql(
+        `query($id: ID!, $t: String) { dropEntry(id: $id, token: $t) { id } }`,
+        { id: first.entry.id, t: token },
+        KEY.web,
+      );
+    expect((await read()).dropEntry).toBeNull();
+    expect((await read(first.entryToken)).dropEntry).toEqual({ id: first.entry.id });
   });
 });
