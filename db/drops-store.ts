@@ -58,7 +58,7 @@ export const toDropEntry = (doc: unknown): DropEntryRecord => parseRow(EntryDocu
 
 const CreateAnswer = z.discriminatedUnion('kind', [
   z.object({ kind: z.enum(['created', 'replayed', 'reused']), drop: DropDocument }),
-  z.object({ kind: z.enum(['unknown_sku', 'governed']) }),
+  z.object({ kind: z.enum(['unknown_sku', 'governed', 'bucketed']) }),
 ]);
 export type CreateDropRow = z.output<typeof CreateAnswer>;
 
@@ -183,7 +183,7 @@ const WaitlistDocument = z.object({
 export type WaitlistEntryRecord = z.output<typeof WaitlistDocument>;
 const JoinAnswer = z.discriminatedUnion('kind', [
   z.object({ kind: z.enum(['joined', 'replayed']), entry: WaitlistDocument }),
-  z.object({ kind: z.enum(['already_entered', 'unknown_sku', 'available', 'drop']) }),
+  z.object({ kind: z.enum(['already_entered', 'unknown_sku', 'available', 'drop', 'bucketed']) }),
 ]);
 export type JoinWaitlistRow = z.output<typeof JoinAnswer>;
 

@@ -85,6 +85,8 @@ export async function createDrop(
       return failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
     case 'governed':
       return failed('DROP_EXISTS', `${input.sku} already has a drop that has not ended`, ['sku'], input.sku);
+    case 'bucketed':
+      return failed('INVALID_INPUT', `${input.sku} keeps its stock in buckets: a drop needs one stock row`, ['sku']);
   }
 }
 
@@ -227,6 +229,8 @@ export async function joinWaitlist(
       return no([refuse('AVAILABLE', `${input.sku} is not sold out: place an order`, ['sku'], input.sku)]);
     case 'drop':
       return no([refuse('DROP_EXISTS', `${input.sku} is sold through a drop: enter it instead`, ['sku'], input.sku)]);
+    case 'bucketed':
+      return no([refuse('INVALID_INPUT', `${input.sku} keeps its stock in buckets: no waitlist`, ['sku'])]);
   }
 }
 

@@ -1,6 +1,8 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
+import { rebalanceStockBuckets } from '../db/catalog-store.js';
 import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } from '../db/retention-store.js';
+import { pruneEvents } from '../db/events-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
 import { advanceDrops } from '../db/drops-store.js';
@@ -15,13 +17,16 @@ export type SweeperOptions = {
   retention: RetentionOptions;
 };
 
-/** What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays` (30+). */
-export type RetentionOptions = { outboxHours: number; processedEventsDays: number };
+/**
+ * What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays`
+ * (30+), the event log for `eventsDays` (EVENT_RETENTION_DAYS).
+ */
+export type RetentionOptions = { outboxHours: number; processedEventsDays: number; eventsDays?: number };
 
 /**
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due, then
- * advances every drop that has not ended (its fair start, draw, lapses, admissions and end: db/drops-store.ts).
- * Returns the holds expired.
+ * evens out the stock buckets no claim holds (docs/capacity.md), and advances every drop that has not ended (its fair
+ * start, draw, lapses, admissions and end: db/drops-store.ts). Returns the holds expired.
  * @example const n = await sweepOnce(db, metrics)
  */
 export async function sweepOnce(
@@ -39,6 +44,7 @@ export async function sweepOnce(
     // Stop only on an empty batch: a short one may just mean another sweeper holds some candidates right now.
     if (expired.length === 0) break;
   }
+  await rebalanceStockBuckets(db); // stock buckets evened out (the ones no claim holds right now)
   // after the expiries: the units they returned are what admissions hand out
   const drops = await advanceDrops(db);
   if (drops.drops > 0) await onOutboxWritten();
@@ -76,7 +82,10 @@ export async function retentionOnce(db: Db, metrics: Metrics, retention: Retenti
   const processedEvents = await drain(() => pruneProcessedEvents(db, retention.processedEventsDays, batchSize));
   metrics.retentionDeleted.inc({ table: 'outbox' }, outbox);
   metrics.retentionDeleted.inc({ table: 'processed_events' }, processedEvents);
-  return { keys, outbox, processedEvents };
+  // the event log (docs/events.md): EVENT_RETENTION_DAYS, 30 by default; its deliveries go with each event
+  const events = await drain(() => pruneEvents(db, retention.eventsDays ?? 30, batchSize));
+  metrics.retentionDeleted.inc({ table: 'events' }, events);
+  return { keys, outbox, processedEvents, events };
 }
 
 /** The sweeper and the retention jobs as background loops of the Node host. Returns a stop function. */

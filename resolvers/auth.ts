@@ -40,10 +40,19 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.restock': ADMIN,
   'Mutation.setStock': ADMIN,
   'Mutation.setPurchaseLimit': ADMIN,
+  'Mutation.setStockBuckets': ADMIN,
   'Mutation.createChannel': ADMIN,
   'Mutation.updateChannel': ADMIN,
   'Mutation.publishPartnerDocuments': ADMIN,
   'Mutation.retryChannelPush': ADMIN,
+  'Query.events': ['partner', 'admin'], // a partner key: its own client's orders' events
+  'Query.webhookEndpoints': ADMIN,
+  'Query.webhookEndpoint': ADMIN,
+  'Mutation.createWebhookEndpoint': ADMIN,
+  'Mutation.updateWebhookEndpoint': ADMIN,
+  'Mutation.deleteWebhookEndpoint': ADMIN,
+  'Mutation.rotateWebhookEndpointSecret': ADMIN,
+  'Mutation.redeliverEvent': ADMIN,
   'Mutation.createDrop': ADMIN,
   'Mutation.enterDrop': EVERY_ROLE, // a public key's entry is its buyer's (buyer token, else the address)
   'Mutation.joinWaitlist': EVERY_ROLE, // as enterDrop

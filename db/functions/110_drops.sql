@@ -34,8 +34,9 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- createDrop: the drop with a fresh secret seed and its published commitment (SHA-256 of the seed, hex). The key
--- (optional) replays the same answer; another request under it is `reused`. unknown_sku; governed: the SKU already has
--- a drop that has not ended (I17, the unique index decides). Returns {kind, drop}.
+-- (optional) replays the same answer; another request under it is `reused`. unknown_sku; bucketed: the SKU's stock is
+-- split into buckets (not for drops); governed: the SKU already has a drop that has not ended (I17, the unique index
+-- decides). Returns {kind, drop}.
 CREATE OR REPLACE FUNCTION create_drop(
   p_client_id text, p_key text, p_request_hash text, p_sku text, p_mode text, p_opens_at timestamptz,
   p_closes_at timestamptz, p_claim_seconds integer, p_max_per_customer integer
@@ -55,6 +56,8 @@ BEGIN
   END IF;
   IF NOT EXISTS (SELECT 1 FROM products WHERE sku = p_sku) THEN
     RETURN jsonb_build_object('kind', 'unknown_sku');
+  ELSIF EXISTS (SELECT 1 FROM inventory WHERE sku = p_sku AND buckets > 1) THEN
+    RETURN jsonb_build_object('kind', 'bucketed');  -- admissions count the SKU row's units (docs/drops.md)
   END IF;
   INSERT INTO drops (id, client_id, create_key, request_hash, sku, mode, opens_at, closes_at, claim_seconds,
                      max_per_customer, seed, seed_commitment)

@@ -26,7 +26,7 @@ $$;
 -- joinWaitlist: the key replays its entry; a second waiting entry for the customer and SKU is already_entered (the
 -- partial unique index decides). The SKU must not cover the quantity now, decided by a conditional write on its
 -- inventory row that also flags it `waitlisted` (so returns serve the list): else `available` (the client can buy).
--- Returns {kind: joined | replayed | already_entered | unknown_sku | available | drop, entry}.
+-- Returns {kind: joined | replayed | already_entered | unknown_sku | available | drop | bucketed, entry}.
 CREATE OR REPLACE FUNCTION join_waitlist(
   p_client_id text, p_customer_id text, p_counted_customer text, p_sku text, p_quantity integer, p_key text,
   p_token_hash text, p_claim_seconds integer
@@ -44,6 +44,8 @@ BEGIN
     RETURN jsonb_build_object('kind', 'unknown_sku');
   ELSIF EXISTS (SELECT 1 FROM drops WHERE sku = p_sku AND ended_at IS NULL) THEN
     RETURN jsonb_build_object('kind', 'drop');  -- a drop's line is the drop itself
+  ELSIF EXISTS (SELECT 1 FROM inventory WHERE sku = p_sku AND buckets > 1) THEN
+    RETURN jsonb_build_object('kind', 'bucketed');  -- returns are watched on the SKU row (docs/drops.md)
   END IF;
   UPDATE inventory SET waitlisted = true WHERE sku = p_sku AND available < p_quantity;
   IF NOT FOUND THEN
