@@ -418,9 +418,55 @@ describe.skipIf(!hasChromium)('the shop console in headless Chromium', () => {
     }
   });
 
-  it('says drops are not available on a server whose API has no drops field', async () => {
+  it('lists a QUEUE drop with its entrants, admissions, queue and sell-through, and follows them', async () => {
+    await product('CON-DROP', 2);
+    const opensAt = new Date(Date.now() + 1000).toISOString();
+    const closesAt = new Date(Date.now() + 600_000).toISOString();
+    const made = await gql(
+      `mutation($input: CreateDropInput!) { createDrop(input: $input) { drop { id } userErrors { code message } } }`,
+      { input: { sku: 'CON-DROP', mode: 'QUEUE', opensAt, closesAt, claimSeconds: 300, idempotencyKey: 'con-drop' } },
+    );
+    expect(made.data.createDrop.userErrors).toEqual([]);
+    const dropId = made.data.createDrop.drop.id as string;
     const page = await signedIn();
-    await page.locator('#drops-state').filter({ hasText: 'Not available on this server' }).waitFor();
+    const row = page.locator(`#drop-${dropId}`);
+    const col = (c: string) => row.locator(`td[data-col=${c}]`);
+    await expect.poll(() => col('mode').textContent(), { timeout: 10_000 }).toBe('QUEUE');
+    expect(await col('entries').textContent()).toBe('0');
+    // five customers enter once it is open: two units, so two are admitted and three wait in the queue
+    await expect.poll(() => col('state').textContent(), { timeout: 10_000 }).toBe('OPEN');
+    const entered: { id: string; state: string }[] = [];
+    for (const c of ['d1', 'd2', 'd3', 'd4', 'd5']) {
+      const r = await gql(
+        `mutation($input: EnterDropInput!) { enterDrop(input: $input) { entry { id state } userErrors { code } } }`,
+        { input: { dropId, customerId: `drop-${c}`, idempotencyKey: `enter-${c}` } },
+        KEYS.storefront,
+      );
+      expect(r.data.enterDrop.userErrors).toEqual([]);
+      entered.push(r.data.enterDrop.entry);
+    }
+    await expect.poll(() => col('entries').textContent(), { timeout: 10_000 }).toBe('5');
+    await expect.poll(() => col('admitted').textContent(), { timeout: 10_000 }).toBe('2');
+    expect(await col('waiting').textContent()).toBe('3');
+    expect(await col('sell-through').textContent()).toBe('0% (0 of 2)');
+    // an admitted customer buys and pays: one ordered, half the units sold
+    const counts = await gql(`query($id: ID!) { drop(id: $id) { counts { admitted waiting } } }`, { id: dropId });
+    expect(counts.data.drop.counts).toEqual({ admitted: 2, waiting: 3 });
+    const entries = await tdb.db.query(
+      `SELECT customer_id FROM drop_entries WHERE drop_id = $1 AND state = 'ADMITTED'`,
+      [dropId],
+    );
+    const orderId = await sale('CON-DROP', entries.rows[0].customer_id);
+    const paid = await gql(
+      `mutation($input: PayOrderInput!) { payOrder(input: $input) { order { status } userErrors { code } } }`,
+      { input: { orderId, payment: { provider: 'sandbox', token: 'tok_approve' } } },
+      KEYS.storefront,
+    );
+    expect(paid.data.payOrder.order.status).toBe('CONFIRMED');
+    await expect.poll(() => col('ordered').textContent(), { timeout: 10_000 }).toBe('1');
+    await expect.poll(() => col('sell-through').textContent(), { timeout: 10_000 }).toBe('50% (1 of 2)');
+    expect(await col('admitted').textContent()).toBe('1');
+    expect(await col('waiting').textContent()).toBe('3');
   });
 
   it('fits 1280 px and a 390 px phone (no sideways scrolling of the page) and saves both screenshots', async () => {

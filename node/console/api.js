@@ -38,9 +38,3 @@ export function liveClient(key, onStatus) {
     on: { connected: () => onStatus(true), closed: () => onStatus(false) },
   });
 }
-
-/** Whether this server's API has the root field `Query.<field>` (a probe: an unknown field fails validation). */
-export async function hasQueryField(field) {
-  const r = await gql(`{ ${field} { __typename } }`);
-  return !(r.errors || []).some((e) => /Cannot query field/.test(e.message));
-}

@@ -9,7 +9,7 @@ import { HoldsPanel } from './holds.js';
 import { ChannelsPanel } from './channels.js';
 import { GlancePanel } from './glance.js';
 import { DeliveriesPanel } from './deliveries.js';
-import { DropsPanel } from './later.js';
+import { DropsPanel } from './drops.js';
 
 const PANELS = [
   ['stock', 'Stock'],
