@@ -1,8 +1,9 @@
 // The shop's console (/console, docs/console.md) in headless Chromium against a real server process: sign-in with the
 // key in sessionStorage only, a sale made through the API moving the stock table live, a stock-take with a stale
 // expected count refused with the API's userError, a hold released from the console putting the unit back on the live
-// product page, keyboard-only use with every control labelled, the CSP, the production switch, and screenshots at
-// 1280 px and 390 px under test/artifacts/ (git-ignored).
+// product page, a failing webhook delivery redelivered from the page, a QUEUE drop's counts, keyboard-only use with
+// every control labelled, the CSP, the production switch, and screenshots at 1280 px and 390 px under test/artifacts/
+// (git-ignored).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
