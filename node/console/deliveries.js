@@ -27,23 +27,24 @@ function Endpoint({ e, now, redeliver }) {
   const state = e.enabled ? 'enabled' : `disabled ${time(e.disabledAt)}`;
   return html`<article class="endpoint" id=${`endpoint-${e.id}`} aria-labelledby=${`endpoint-${e.id}-title`}>
     <h3 id=${`endpoint-${e.id}-title`}>${e.description || e.url}</h3>
-    <p class="meta"><span class="url">${e.url}</span> · <span class=${e.enabled ? 'ok' : 'bad'} data-col="enabled">${state}</span>
-      · <span data-col="failing-since">${e.failingSince ? `failing since ${time(e.failingSince)} (${ago(now - new Date(e.failingSince).getTime())})` : 'not failing'}</span></p>
+    <p class="meta">
+      <span class="url">${e.url}</span>${' · '}<span class=${e.enabled ? 'ok' : 'bad'} data-col="enabled">${state}</span>${' · '}<span data-col="failing-since">${e.failingSince ? `failing since ${time(e.failingSince)} (${ago(now - new Date(e.failingSince).getTime())})` : 'not failing'}</span>
+    </p>
     <div class="scroll" tabindex="0" role="region" aria-label=${`Failing deliveries to ${e.url}`}>
       <table>
         <thead><tr><th scope="col">Event</th><th scope="col">Attempts</th><th scope="col">Status</th><th scope="col">HTTP</th>
-          <th scope="col">Last error</th><th scope="col">Next attempt</th><th scope="col"></th></tr></thead>
+          <th scope="col">Last error</th><th scope="col">Next attempt</th></tr></thead>
         <tbody>
           ${rows.map(
             (d) => html`<tr key=${`${d.eventId}/${d.createdAt}`} class="delivery" data-event=${d.eventId}>
-              <th scope="row">${d.eventId}</th><td data-col="attempt">${d.attempt}</td><td data-col="status">${d.status}</td>
+              <th scope="row" title=${d.eventId}><code class="event">${d.eventId.slice(0, 16)}…</code>
+                <button type="button" class="small" aria-label=${`Redeliver ${d.eventId} to ${e.url}`}
+                  onClick=${() => redeliver(e, d.eventId)}>Redeliver</button></th><td data-col="attempt">${d.attempt}</td><td data-col="status">${d.status}</td>
               <td data-col="http">${d.httpStatus ?? '-'}</td><td class="error">${d.lastError ?? ''}</td>
-              <td>${nextAttempt(d, now)}</td>
-              <td><button type="button" class="small" aria-label=${`Redeliver ${d.eventId} to ${e.url}`}
-                onClick=${() => redeliver(e, d.eventId)}>Redeliver</button></td>
+              <td data-col="next">${nextAttempt(d, now)}</td>
             </tr>`,
           )}
-          ${rows.length === 0 ? html`<tr><td colspan="7">No failing deliveries.</td></tr>` : null}
+          ${rows.length === 0 ? html`<tr><td colspan="6">No failing deliveries.</td></tr>` : null}
         </tbody>
       </table>
     </div>
