@@ -60,6 +60,17 @@ function killOnParentExit(child: ChildProcess) {
 // (another checkout's suite, a bench): the servers of this process get a prefix of their own, shared among them.
 const REDIS_KEY_PREFIX = `lu_p${process.pid}_${randomBytes(3).toString('hex')}:`;
 
+/**
+ * A server given DATABASE_URL LISTENs on that database directly too (DATABASE_DIRECT_URL), as a production host
+ * configured per docs/deploy.md does; not when the URL is a transaction pooler's (LASTUNIT_TEST_PGBOUNCER=on, where
+ * the relay polls unless the test names the direct URL).
+ */
+function directUrlOf(env: Record<string, string> = {}): Record<string, string> {
+  const url = env.DATABASE_URL;
+  if (!url || env.DATABASE_DIRECT_URL !== undefined || process.env.LASTUNIT_TEST_PGBOUNCER === 'on') return {};
+  return { DATABASE_DIRECT_URL: url };
+}
+
 const nodeCommand = (script: string, nodeArgs: string[] = []) => [...nodeArgs, '--import', 'tsx', script];
 
 /**
@@ -80,6 +91,7 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
       MARKETPLACE_SANDBOX: 'off',
       REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX ?? REDIS_KEY_PREFIX,
       ...opts.env,
+      ...directUrlOf(opts.env),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { openDatabase } from './database.js';
+import { primaryProblems } from '../db/migrate.js';
 import { seedProducts } from '../db/catalog-store.js';
 import { createMetrics } from '../common/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
@@ -150,6 +151,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onStoreError,
   });
   const trustProxy = config.http.trustProxy;
+  // /readyz: not while draining (SIGTERM), nor on a standby or a database whose migrations are behind this code
+  let draining = false;
+  const readiness = async () => {
+    if (draining) return { ready: false, reasons: ['draining: this process is shutting down'] };
+    const reasons = await primaryProblems(db);
+    return { ready: reasons.length === 0, reasons };
+  };
   const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
     db,
     metrics,
@@ -188,6 +196,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     cache,
     onOutboxWritten,
     channels: { onIncident: () => pusher?.wake() },
+    readiness,
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production)
@@ -219,7 +228,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         metrics,
         cache,
         batchSize: live.relayBatchSize,
-        listenUrl: databaseUrl,
+        // LISTEN needs a session of its own: never through a transaction pooler (docs/deploy.md)
+        listenUrl: config.database.directUrl ?? (embedded ? databaseUrl : undefined),
         pollMs: live.relayPollMs,
         onError: (err) => {
           // at most one line per 10 s while e.g. Redis is down: the rows wait in the outbox
@@ -267,6 +277,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      draining = true;
+      // a load balancer sees /readyz fail and stops sending before the listener closes
+      if (config.http.drainMs) await new Promise((r) => setTimeout(r, config.http.drainMs));
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
