@@ -1,5 +1,5 @@
 // A small TCP endpoint in front of a database, for drills and tests: what a managed service's DNS name or a Patroni VIP
-// is to the API. It forwards to the current target; `cut()` drops every connection and refuses new ones (the primary
+// is to the API (and, with a delay, a slow replication link). It forwards to the current target; `cut()` drops every connection and refuses new ones (the primary
 // is gone), `moveTo()` points it at another server (the promoted standby) and accepts again.
 import net from 'node:net';
 
@@ -19,7 +19,11 @@ export type TcpProxy = {
  * Listens on 127.0.0.1 (a free port unless `port`) and forwards every connection to `to`.
  * @example const ep = await startTcpProxy({ host: '127.0.0.1', port: 5432 }); ep.cut(); ep.moveTo(standby)
  */
-export async function startTcpProxy(to: { host: string; port: number }, port = 0): Promise<TcpProxy> {
+export async function startTcpProxy(
+  to: { host: string; port: number },
+  port = 0,
+  opts: { delayDownstreamMs?: number } = {},
+): Promise<TcpProxy> {
   let target = to;
   let down = false;
   const open = new Set<net.Socket>();
@@ -32,7 +36,10 @@ export async function startTcpProxy(to: { host: string; port: number }, port = 0
     open.add(client);
     open.add(upstream);
     client.pipe(upstream);
-    upstream.pipe(client);
+    const delay = opts.delayDownstreamMs ?? 0;
+    // a constant delay keeps the bytes in order (timers of one delay fire in the order they were set)
+    if (delay > 0) upstream.on('data', (d: Buffer) => setTimeout(() => client.writable && client.write(d), delay));
+    else upstream.pipe(client);
     const end = () => {
       client.destroy();
       upstream.destroy();

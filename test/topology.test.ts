@@ -26,12 +26,12 @@ let pooled: string;
 beforeAll(async () => {
   tdb = await createTestDatabase({ max: 10 });
   // its own PgBouncer in front of the server this file's database is on (whatever LASTUNIT_TEST_PGBOUNCER says)
-  pb = await startPgBouncer(tdb.url, { poolSize: 12 });
-  pooled = pb.urlOf(tdb.url);
+  pb = await startPgBouncer(tdb.directUrl, { poolSize: 12 });
+  pooled = pb.urlOf(tdb.directUrl);
   sandbox = await startSandbox({ webhookSecret: SECRET, hangMs: 3_000 });
   const env = {
     DATABASE_URL: pooled,
-    DATABASE_DIRECT_URL: tdb.url,
+    DATABASE_DIRECT_URL: tdb.directUrl,
     API_KEYS: CORE_API_KEYS,
     DATABASE_POOL_SIZE: '10',
     RATE_LIMIT_BUYER_PER_WINDOW: '0',
@@ -78,7 +78,7 @@ describe('PgBouncer 1.18 in transaction mode in front of the database', () => {
   });
 
   it('migrates a new database through the pooler, two migrators at once (transaction-scoped advisory lock)', async () => {
-    const admin = new pg.Client({ connectionString: tdb.url });
+    const admin = new pg.Client({ connectionString: tdb.directUrl });
     await admin.connect();
     const name = `${tdb.name}_m`;
     await admin.query(`CREATE DATABASE ${name}`);
