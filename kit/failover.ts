@@ -28,6 +28,8 @@ export type DrillOptions = {
   /** WEB_CONCURRENCY of the host (default 1) */
   processes?: number;
   log?: (line: string) => void;
+  /** told the host's output at the end (its log names every fault the API masked) */
+  serverOutput?: (text: string) => void;
 };
 
 export type DrillReport = {
@@ -106,6 +108,7 @@ export async function runFailoverDrill(o: DrillOptions): Promise<DrillReport> {
         PAYMENT_WEBHOOK_SECRET: secret,
         PAYMENT_TIMEOUT_MS: '1000',
         RECONCILE_INTERVAL_MS: '200',
+        PAYMENT_DEADLINE_SECONDS: '5',
       },
     });
     stops.unshift(() => srv.stop());
@@ -136,7 +139,7 @@ export async function runFailoverDrill(o: DrillOptions): Promise<DrillReport> {
         lines: [{ sku: SKU, quantity: 1 }],
       };
       if (i % 2) input.payment = { provider: 'sandbox', token: 'tok_approve' };
-      const end = Date.now() + 60_000;
+      const end = Date.now() + 90_000;
       while (Date.now() < end) {
         let kind: string;
         let retryMs = 200;
@@ -182,6 +185,7 @@ export async function runFailoverDrill(o: DrillOptions): Promise<DrillReport> {
       }),
     );
     await failing;
+    o.serverOutput?.(srv.output());
     log(`storm done: ${acked.size} acknowledged, ${refused} refused, ${unanswered} unanswered`);
 
     // the audit, on the new primary directly
@@ -255,7 +259,7 @@ export function formatDrill(r: DrillReport): string {
       .sort((a, b) => b[1] - a[1])
       .map(([k, n]) => `${k} ${n}`)
       .join(', ')}`,
-    `  acknowledged RESERVED/CONFIRMED: ${r.acknowledged}; refused: ${r.refused}; unanswered after 60 s: ${r.unanswered}`,
+    `  acknowledged RESERVED/CONFIRMED: ${r.acknowledged}; refused: ${r.refused}; unanswered after 90 s: ${r.unanswered}`,
     `  API answered again ${r.recoveredAfterMoveS ?? '-'} s after the endpoint moved`,
     `  on the new primary: acknowledged orders lost ${r.acknowledgedLost}, oversold ${r.oversold}, duplicate orders ${r.duplicates}`,
     `  ledger: ${r.ledger.length ? r.ledger.join('; ') : 'balances'}; undecided payments ${r.undecidedPayments}; outbox rows left ${r.outboxLeft}`,
