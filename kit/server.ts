@@ -71,6 +71,12 @@ function directUrlOf(env: Record<string, string> = {}): Record<string, string> {
   return { DATABASE_DIRECT_URL: url };
 }
 
+/** LASTUNIT_TEST_WEB_CONCURRENCY=N: every host a test starts runs N processes (.ci/run's pass against 2). */
+function processesOf(script: string, env: Record<string, string> = {}): Record<string, string> {
+  const n = process.env.LASTUNIT_TEST_WEB_CONCURRENCY;
+  return n && script === 'node/start.ts' && env.DATABASE_URL ? { WEB_CONCURRENCY: n } : {};
+}
+
 const nodeCommand = (script: string, nodeArgs: string[] = []) => [...nodeArgs, '--import', 'tsx', script];
 
 /**
@@ -90,6 +96,7 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
       LOG_LEVEL: 'warn',
       MARKETPLACE_SANDBOX: 'off',
       REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX ?? REDIS_KEY_PREFIX,
+      ...processesOf(script, opts.env),
       ...opts.env,
       ...directUrlOf(opts.env),
     },

@@ -42,6 +42,9 @@ void runEntry({
         );
     }
     if (isClusterWorker()) {
+      // a terminal's Ctrl-C reaches the whole process group: the primary turns it into one SIGTERM per process
+      process.removeAllListeners('SIGINT');
+      process.on('SIGINT', () => {});
       reportReady({ port: host.port, url: host.url, lines }); // the primary prints them once
       return { stop: host.stop };
     }
