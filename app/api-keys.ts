@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ApiKey } from '../common/caller.js';
-import type { Caller } from '../common/caller.js';
+import type { Caller, Role } from '../common/caller.js';
 import { sha256Hex } from '../common/hash.js';
 
 /**
@@ -18,14 +18,22 @@ function sameDigest(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** Random demo keys for the embedded default, one per role; the partner key names `partnerApp` as its app. */
-export function generateDemoKeys(partnerApp: string): ApiKey[] {
+/** The roles whose demo keys are one shop's: the page's public key and the storefront key its backend mints with. */
+export const DEMO_SHOP_ROLES: readonly Role[] = ['public', 'storefront'];
+
+/**
+ * Random demo keys for the embedded default, one per role. The partner key names `partnerApp` as its app; the public
+ * and storefront keys name `shopClient`, one API client, so a buyer token the storefront key mints is accepted with
+ * the public key (docs/api.md#buyer-tokens-public-keys).
+ */
+export function generateDemoKeys(clients: { partnerApp: string; shopClient: string }): ApiKey[] {
   const hex = () =>
     Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
   return (['public', 'storefront', 'partner', 'admin'] as const).map((role) => ({
     role,
     key: `lu_${role}_${hex()}`,
-    ...(role === 'partner' ? { client: partnerApp } : {}),
+    ...(role === 'partner' ? { client: clients.partnerApp } : {}),
+    ...(DEMO_SHOP_ROLES.includes(role) ? { client: clients.shopClient } : {}),
   }));
 }
 

@@ -52,8 +52,9 @@ export function useLimits(limits: Omit<Limits, 'maxBodyBytes'>): Plugin {
     // Yoga re-wraps an error thrown by the parser (the token limit) as a spec error; give every refusal its 400 back.
     onResultProcess({ result }) {
       for (const r of Array.isArray(result) ? result : [result]) {
-        for (const e of (r as { errors?: { extensions?: Record<string, any> }[] }).errors ?? []) {
-          if (e.extensions && codes.has(e.extensions.code))
+        type Extensions = { code?: unknown; http?: Record<string, unknown> };
+        for (const e of (r as { errors?: { extensions?: Extensions }[] }).errors ?? []) {
+          if (e.extensions && typeof e.extensions.code === 'string' && codes.has(e.extensions.code))
             e.extensions.http = { ...e.extensions.http, status: 400, spec: false };
         }
       }

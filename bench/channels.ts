@@ -377,7 +377,7 @@ function chart(results: ModeResult[], units: number): string {
   results.forEach((r, ri) => {
     svg += `<rect x="${left + ri * 200}" y="${H - 22}" width="12" height="12" fill="${colors[ri]}"/><text x="${left + ri * 200 + 16}" y="${H - 12}">${r.label}</text>`;
   });
-  return svg + '</svg>\n';
+  return `${svg}</svg>\n`;
 }
 
 /** Runs the three ways on the same traffic; see the file header. */

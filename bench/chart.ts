@@ -40,9 +40,9 @@ function panel(
     out.push(`<line x1="${x0}" x2="${x0 + w}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
     out.push(`<text x="${x0 - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${fmt(v)}</text>`);
   }
-  clients.forEach((c, i) =>
-    out.push(`<text x="${x(i)}" y="${PAD.t + h + 16}" text-anchor="middle" font-size="11">${c}</text>`),
-  );
+  clients.forEach((c, i) => {
+    out.push(`<text x="${x(i)}" y="${PAD.t + h + 16}" text-anchor="middle" font-size="11">${c}</text>`);
+  });
   out.push(
     `<text x="${x0 + w / 2}" y="${PAD.t + h + 34}" text-anchor="middle" font-size="12">concurrent clients</text>`,
   );
@@ -54,13 +54,12 @@ function panel(
     out.push(
       `<polyline fill="none" stroke="${l.color}" stroke-width="2"${l.dash ? ` stroke-dasharray="${l.dash}"` : ''} points="${pts.join(' ')}"/>`,
     );
-    l.ys.forEach(
-      (v, i) =>
-        v !== null &&
+    l.ys.forEach((v, i) => {
+      if (v !== null)
         out.push(
           `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${l.color}"><title>${esc(l.label)} at ${clients[i]} clients: ${fmt(v)}</title></circle>`,
-        ),
-    );
+        );
+    });
   }
   return out.join('\n');
 }

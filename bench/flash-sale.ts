@@ -496,7 +496,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
   }
 }
 
-const svgBeside = (jsonFile: string) => jsonFile.replace(/\.json$/, '') + '.svg';
+const svgBeside = (jsonFile: string) => `${jsonFile.replace(/\.json$/, '')}.svg`;
 
 function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = new Map(

@@ -207,5 +207,5 @@ export function formatTable(r: BenchResult): string {
 
 export async function writeResult(file: string, r: BenchResult): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, JSON.stringify(r, null, 2) + '\n');
+  await writeFile(file, `${JSON.stringify(r, null, 2)}\n`);
 }

@@ -95,7 +95,10 @@ export async function startMarketplaceSandbox(opts: MarketplaceSandboxOptions = 
   };
 
   function deliver(body: string, attempt = 1, finished = pending()): void {
-    if (!cfg.webhookUrl || !cfg.webhookSecret || scheduled.cancelled) return finished();
+    if (!cfg.webhookUrl || !cfg.webhookSecret || scheduled.cancelled) {
+      finished();
+      return;
+    }
     later(Math.floor(random() * (cfg.maxDelayMs ?? 0)), () => {
       stats.deliveries++;
       fetch(cfg.webhookUrl!, {

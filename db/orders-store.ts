@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Db } from './pool.js';
 import { parseRow, parseRows, UnexpectedRowError } from './rows.js';
-import { Order, OrderDocument, Rejection, toOrder, type OrderRecord } from './order-document.js';
+import { Order, type OrderDocument, Rejection, toOrder, type OrderRecord } from './order-document.js';
 
 export { toOrder, OrderDocument, ORDER_STATUSES, RESERVATION_STATES } from './order-document.js';
 export type { OrderRecord, OrderStatus, Rejection, ReservationState } from './order-document.js';

@@ -5,6 +5,7 @@ import { withRetry, type RetryOptions } from './retry.js';
 
 // Rows are typed as pg types them (`any` unless told): the stores read no row without its schema (db/rows.ts).
 export type Queryable = {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's own default; every store parses its rows (db/rows.ts)
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 };
 
@@ -14,6 +15,7 @@ export type Db = Queryable & {
    * One statement in its own implicit transaction, repeated on 40001/40P01/connection loss. Pass
    * `{ idempotent: false }` for a write that must not apply twice: a connection lost mid-statement then surfaces.
    */
+  // biome-ignore lint/suspicious/noExplicitAny: as for query
   run<R extends pg.QueryResultRow = any>(
     text: string,
     values?: unknown[],

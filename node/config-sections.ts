@@ -268,3 +268,28 @@ export const liveSettings = z.object({
     maxSocketsPerIp: setting('MAX_SOCKETS_PER_IP', int(1, 32)),
   }),
 });
+
+/**
+ * The live page's demo shop backend (docs/live.md#buyer-tokens): `POST /live/buyer-token` mints a buyer token with the
+ * storefront key of the page's API client for a demo customer kept in a cookie, as a shop's own backend would.
+ */
+export const liveShopSettings = (runtime: Runtime) =>
+  z
+    .object({
+      /** `demo`: serve the demo shop backend; development and test only */
+      backend: setting(
+        'LIVE_SHOP_BACKEND',
+        oneOf(['demo', 'off'], production(runtime) ? 'off' : 'demo').transform((v) => v === 'demo'),
+      ),
+      /** how long the buyer tokens it mints are valid */
+      tokenTtlSeconds: setting('LIVE_SHOP_TOKEN_TTL_SECONDS', int(1, 900)),
+    })
+    .superRefine((s, ctx) => {
+      if (production(runtime) && s.backend)
+        refuse(
+          ctx,
+          'backend',
+          'demo mints buyer tokens for any browser that asks: refused with NODE_ENV=production (a shop mints its own)',
+        );
+      if (s.tokenTtlSeconds > 86_400) refuse(ctx, 'tokenTtlSeconds', 'must be at most 86400 (the longest buyer token)');
+    });

@@ -12,6 +12,7 @@ import {
   DEV_WEBHOOK_SECRET,
   httpSettings,
   liveSettings,
+  liveShopSettings,
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
@@ -48,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     webhooks: reader.read(webhookSettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
+    liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
   };
   // WEB_CONCURRENCY: absent means one process per core in production on a database of its own, else 1

@@ -13,6 +13,12 @@ export const DEMO_CATALOG = [
 export const DEMO_PARTNER_APP = 'acme';
 
 /**
+ * The API client of the demo `public` and `storefront` keys (`public:demo-shop:<key>`, `storefront:demo-shop:<key>`):
+ * one shop, so the buyer tokens the live page's shop backend mints with the storefront key count with the public key.
+ */
+export const DEMO_SHOP_CLIENT = 'demo-shop';
+
+/**
  * The demo marketplace channel: a SANDBOX channel pointing at the marketplace sandbox the Node host starts in-process
  * in development (MARKETPLACE_SANDBOX, node/marketplace.ts). Buffer 1: it lists one unit less than is available.
  */

@@ -20,11 +20,12 @@ import { buyerRateLimit } from '../app/buyer-rate-limit.js';
 import { clientIpOf } from '../common/client-ip.js';
 import { diagnosticsRoute } from './diagnostics.js';
 import { redisRateLimitStore } from './rate-limit-redis.js';
-import { generateDemoKeys } from '../app/api-keys.js';
+import { clientIdFor, DEMO_SHOP_ROLES, generateDemoKeys } from '../app/api-keys.js';
 import type { Config } from './config.js';
 import type { ApiKey } from '../common/caller.js';
-import { DEMO_CATALOG, DEMO_PARTNER_APP } from './demo-catalog.js';
+import { DEMO_CATALOG, DEMO_PARTNER_APP, DEMO_SHOP_CLIENT } from './demo-catalog.js';
 import { livePage } from './live-page.js';
+import { liveShop } from './live-shop.js';
 import { graphiqlAssets, renderGraphiql } from './graphiql.js';
 import { useManifestOperations } from '../edge/use-manifest-operations.js';
 import { shippedManifest } from '../edge/persisted-manifest.js';
@@ -61,11 +62,16 @@ async function demoKeys(dataDir: string): Promise<ApiKey[]> {
     // none yet: minted below
   }
   // a file from before a role existed (e.g. `public`, the live page's) gets that role's key added, the others kept;
-  // a partner key from before demo keys named an app gets the demo app (the partner examples publish for it)
-  const missing = generateDemoKeys(DEMO_PARTNER_APP).filter((k) => !keys?.some((have) => have.role === k.role));
+  // a partner key from before demo keys named an app gets the demo app (the partner examples publish for it), and
+  // public and storefront keys from before they shared a client get the demo shop (the live page's buyer tokens)
+  const missing = generateDemoKeys({ partnerApp: DEMO_PARTNER_APP, shopClient: DEMO_SHOP_CLIENT }).filter(
+    (k) => !keys?.some((have) => have.role === k.role),
+  );
   const appless = keys?.filter((k) => k.role === 'partner' && !k.client) ?? [];
   for (const k of appless) k.client = DEMO_PARTNER_APP;
-  if (!keys || missing.length || appless.length) {
+  const shopless = keys?.filter((k) => DEMO_SHOP_ROLES.includes(k.role) && k.client !== DEMO_SHOP_CLIENT) ?? [];
+  for (const k of shopless) k.client = DEMO_SHOP_CLIENT;
+  if (!keys || missing.length || appless.length || shopless.length) {
     keys = [...(keys ?? []), ...missing];
     await mkdir(dataDir, { recursive: true });
     await writeFile(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
@@ -202,6 +208,23 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   if (config.http.testDiagnostics && !production)
     app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
   if (!production) app.route('/', graphiqlAssets());
+  // The live page's demo shop backend (development only): mints its buyer tokens with the storefront key of the page's
+  // client, through this host's own /graphql (known once it listens, below).
+  let graphqlUrl = '';
+  const shopBackend = config.liveShop.backend && !production;
+  if (shopBackend)
+    app.route(
+      '/',
+      liveShop({
+        lookupCaller,
+        storefrontKeyOf: async (clientId) => {
+          for (const k of keys) if (k.role === 'storefront' && (await clientIdFor(k)) === clientId) return k.key;
+          return undefined;
+        },
+        endpoint: () => graphqlUrl,
+        ttlSeconds: config.liveShop.tokenTtlSeconds,
+      }),
+    );
   // The page gets the demo public key only where this host minted the demo keys outside production; with API_KEYS,
   // or on a production demo box (EMBEDDED_DATABASE=allow), it asks for one (`?key=`).
   app.route(
@@ -211,6 +234,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       productName: async (sku) => (await catalog!.findProducts([sku]))[0]?.name ?? null,
       maxLineQuantity: config.orders.maxLineQuantity,
       publicKey: config.auth.apiKeys || production ? undefined : keys.find((k) => k.role === 'public')?.key,
+      buyerTokenPath: shopBackend ? '/live/buyer-token' : undefined,
       channelListings: (sku) => channels!.listingsOfSku(sku),
       lookupCaller,
     }),
@@ -271,6 +295,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   // a wildcard address is reached from this machine as 127.0.0.1; a specific one (loopback or not) by itself
   const reachAt = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : shown;
   const url = `http://${reachAt}:${port}`;
+  graphqlUrl = `${url}/graphql`;
   payments.setWebhookUrl(`${url}/webhooks/payments/sandbox`);
   marketplace?.setWebhookUrl(url);
 

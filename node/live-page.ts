@@ -54,12 +54,15 @@ export type LivePageOptions = {
    */
   publicKey?: string;
   /**
+   * Where the page asks for a buyer token (`POST`, with its public key): the demo shop backend's path (node/live-shop.ts)
+   * when this host serves it. Absent: the page orders without one, and its limits count by the client's address.
+   */
+  buyerTokenPath?: string;
+  /**
    * Every marketplace channel's listing of a SKU (docs/channels.md): shown on the admin view of a product
    * (/admin/products/:sku) and served as JSON at /admin/products/:sku/channels to admin keys. Absent: no marketplace table.
    */
-  channelListings?: (
-    sku: string,
-  ) => Promise<
+  channelListings?: (sku: string) => Promise<
     {
       channelId: string;
       channelName: string;
@@ -113,7 +116,7 @@ export function livePage(opts: LivePageOptions) {
 <button id="buy" disabled>Reserve</button><button id="pay" class="hidden">Pay</button><button id="release" class="secondary hidden">Release my hold</button>
 <div class="status" id="status" role="status" aria-live="polite"></div>
 <section class="receipt hidden" id="receipt" aria-label="Receipt"></section><p class="live" id="live"></p></div>`,
-        { page: 'product', key, sku, maxLineQuantity: opts.maxLineQuantity },
+        { page: 'product', key, sku, maxLineQuantity: opts.maxLineQuantity, buyerTokenPath: opts.buyerTokenPath },
         'product.js',
       ),
     );

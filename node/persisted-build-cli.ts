@@ -16,8 +16,8 @@ void runEntry({
     const manifest = await buildManifest(path.join(EDGE, 'operations'));
     const out = path.join(EDGE, 'persisted-operations.json');
     const apollo = path.join(EDGE, 'persisted-query-manifest.json');
-    await writeFile(out, JSON.stringify(manifest, null, 2) + '\n');
-    await writeFile(apollo, JSON.stringify(toApolloManifest(manifest), null, 2) + '\n');
+    await writeFile(out, `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFile(apollo, `${JSON.stringify(toApolloManifest(manifest), null, 2)}\n`);
     const lines = Object.entries(manifest.operations).map(
       ([id, op]) => `${id}  ${op.type.padEnd(8)} ${op.name}${op.cacheable ? '  (edge-cacheable)' : ''}`,
     );

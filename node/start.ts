@@ -38,7 +38,7 @@ void runEntry({
       );
       for (const k of host.keys)
         lines.push(
-          `  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}${k.client ? `  (app ${k.client})` : ''}`,
+          `  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}${k.client ? `  (${k.role === 'partner' ? 'app' : 'client'} ${k.client})` : ''}`,
         );
     }
     if (isClusterWorker()) {

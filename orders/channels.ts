@@ -141,7 +141,7 @@ export async function handleChannelWebhook(
   headers: Headers,
 ): Promise<ChannelWebhookAnswer> {
   const count = (result: string) => deps.metrics.channelWebhooks.inc({ channel: channel.id, result });
-  let event;
+  let event: Awaited<ReturnType<typeof readDelivery>>;
   try {
     event = await readDelivery(channel.kind, channel.webhookSecret, rawBody, headers, {
       toleranceSeconds: deps.toleranceSeconds,
@@ -161,7 +161,7 @@ export async function handleChannelWebhook(
     count('ignored');
     return { status: 200, body: { received: true, result: 'ignored' } };
   }
-  let r;
+  let r: Awaited<ReturnType<typeof store.applyChannelEvent>>;
   try {
     r = await store.applyChannelEvent(deps.db, { channelId: channel.id, ...event });
   } catch (err) {

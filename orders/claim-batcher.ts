@@ -140,7 +140,7 @@ export function createBatchLanes<Req, Res>(
     try {
       opts.onBatch?.(batch.length);
       const results = await run(batch.map((b) => b.req));
-      batch.forEach((b, i) => b.resolve(results[i]!));
+      for (const [i, b] of batch.entries()) b.resolve(results[i]!);
     } catch (err) {
       // One request's fault must not fail its neighbours: repeat each alone, so only the faulty one sees the error.
       if (batch.length === 1 || !(opts.isolate?.(err) ?? true)) for (const b of batch) b.reject(err);

@@ -51,7 +51,7 @@ export async function handlePaymentWebhook(
 ): Promise<WebhookAnswer> {
   const processor = deps.processors.find((p) => p.name === provider);
   if (!processor) return { status: 404, body: { received: false, error: `no payment provider "${provider}"` } };
-  let event;
+  let event: Awaited<ReturnType<Processor['verifyWebhook']>>;
   try {
     event = await processor.verifyWebhook(rawBody, headers);
   } catch (err) {
@@ -59,7 +59,7 @@ export async function handlePaymentWebhook(
     deps.metrics.paymentWebhooks.inc({ result: 'invalid' });
     return { status: 400, body: { received: false, error: err.message } };
   }
-  let r;
+  let r: Awaited<ReturnType<typeof applyPaymentEvent>>;
   try {
     // an event that names only the payment (a charge's payment_intent) is matched by identity, never by search
     if (event.outcome && !event.orderId && event.providerRef)

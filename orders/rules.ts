@@ -29,6 +29,7 @@ export function validatePlaceOrder(
   const seen = new Set<string>();
   input.lines.forEach((line, i) => {
     if (line.sku.length === 0 || line.sku.length > 64 || line.sku.includes('\u0000'))
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL is what this strips (PostgreSQL refuses it in text)
       err(['lines', String(i), 'sku'], 'sku must be 1 to 64 characters', line.sku.replace(/\u0000/g, ''));
     if (!Number.isInteger(line.quantity) || line.quantity < 1 || line.quantity > limits.maxLineQuantity)
       err(['lines', String(i), 'quantity'], `quantity must be between 1 and ${limits.maxLineQuantity}`, line.sku);

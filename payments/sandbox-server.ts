@@ -186,7 +186,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   /** The shopper completes (or fails) the 3-D Secure step: the payment is decided and its webhook sent. */
   const completeAction = (key: string, result: string) => {
     const c = charges.get(key);
-    if (!c || c.status !== 'requires_action') return { status: c?.status ?? 'not_found' };
+    if (c?.status !== 'requires_action') return { status: c?.status ?? 'not_found' };
     if (c.token === 'tok_3ds_approve' && result === 'approve') {
       c.status = 'succeeded';
       c.charges++;
@@ -197,7 +197,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   /** Cancel an undecided payment; a decided one answers what it is (a success that won the race stays a success). */
   const cancel = (key: string) => {
     const c = charges.get(key);
-    if (!c || !c.providerRef) return { status: 'canceled' }; // never authorized: nothing can succeed under this key any more
+    if (!c?.providerRef) return { status: 'canceled' }; // never authorized: nothing can succeed under this key any more
     c.cancels++;
     if (c.status === 'pending' || c.status === 'requires_action') {
       c.status = 'canceled';
@@ -224,14 +224,13 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         }
         if (m && m[1] === 'v1/payments' && req.method === 'GET' && !m[3]) {
           const c = charges.get(key);
-          const status =
-            !c || !c.providerRef
-              ? 'not_found'
-              : c.status === 'requires_action'
-                ? 'pending'
-                : c.status === 'canceled'
-                  ? 'failed'
-                  : c.status;
+          const status = !c?.providerRef
+            ? 'not_found'
+            : c.status === 'requires_action'
+              ? 'pending'
+              : c.status === 'canceled'
+                ? 'failed'
+                : c.status;
           return send(res, 200, { status, captured: !!c && c.captures > 0 });
         }
         if (m && m[1] === 'v1/payments' && req.method === 'POST' && m[3] === '/void') {
@@ -249,7 +248,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           return send(res, 200, cancel(key));
         if (m && m[1] === 'v1/payments' && req.method === 'POST' && m[3] === '/capture') {
           const c = charges.get(key);
-          if (!c || c.status !== 'succeeded' || c.voids > 0)
+          if (c?.status !== 'succeeded' || c.voids > 0)
             return send(res, 409, { error: 'not_capturable', status: c?.status ?? 'not_found' });
           if (c.captures === 0) c.captures = 1; // idempotent: captured once however often asked
           return send(res, 200, { captured: true });

@@ -4,7 +4,7 @@ import type { Context } from './context.js';
 import type { Result } from '../orders/errors.js';
 import { requireRole } from './auth.js';
 
-function valueOf<T>(r: Result<T>): T {
+function resultValue<T>(r: Result<T>): T {
   if (r.ok) return r.value;
   throw createGraphQLError(r.errors.map((e) => e.message).join('; '), {
     extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
@@ -12,7 +12,7 @@ function valueOf<T>(r: Result<T>): T {
 }
 
 export async function catalog(ctx: Context, args: { first?: number | null; after?: string | null }) {
-  return valueOf(await ctx.orders.catalogPage(args));
+  return resultValue(await ctx.orders.catalogPage(args));
 }
 
 /** A storefront sees its own client's orders; an admin sees every client's. */
@@ -21,5 +21,5 @@ export async function orders(
   args: { customerId?: string | null; status?: string | null; first?: number | null; after?: string | null },
 ) {
   requireRole(ctx, 'Query.orders');
-  return valueOf(await ctx.orders.ordersPage(ctx.caller.role === 'admin' ? null : ctx.caller.clientId, args));
+  return resultValue(await ctx.orders.ordersPage(ctx.caller.role === 'admin' ? null : ctx.caller.clientId, args));
 }

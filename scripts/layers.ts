@@ -38,7 +38,7 @@ export function importsOf(source: string): string[] {
  */
 export function checkLayers(files: Map<string, string>, floors: string[][]): Violation[] {
   const floorOf = new Map<string, number>();
-  floors.forEach((fs, i) => fs.forEach((f) => floorOf.set(f, i)));
+  for (const [i, fs] of floors.entries()) for (const f of fs) floorOf.set(f, i);
   const top = (p: string) => p.split('/')[0]!;
   const out: Violation[] = [];
   for (const [file, source] of files) {

@@ -3,7 +3,15 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { GraphQLError, Kind, getOperationAST, type ExecutionArgs, type ExecutionResult, type FieldNode } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  getOperationAST,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+} from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Caller, Role } from '../common/caller.js';
 import { shareSubscriptions } from './shared-execution.js';
@@ -189,7 +197,7 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
           ...opts.context,
           caller: ctx.extra.caller,
         });
-        let document;
+        let document: DocumentNode;
         try {
           document = parse(params.query);
         } catch (err) {

@@ -56,7 +56,7 @@ describe('API keys that name their client (role:client:key)', () => {
   });
 
   it('refuses a key that differs from a configured one in its last character only', async () => {
-    const r = await t.gql(`{ __typename }`, {}, OLD.slice(0, -1) + 'X');
+    const r = await t.gql(`{ __typename }`, {}, `${OLD.slice(0, -1)}X`);
     expect(r.status).toBe(401);
   });
 });

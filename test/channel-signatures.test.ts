@@ -56,7 +56,7 @@ describe('SANDBOX signature (x-lastunit-signature)', () => {
 describe('SHOPIFY signature (X-Shopify-Hmac-Sha256, base64)', () => {
   it('accepts the base64 HMAC of the raw body with the app secret, and refuses a tampered body or another secret', async () => {
     await t.product('SIG-H', 5);
-    const appSecret = 'shpss_' + 'a1b2c3d4'.repeat(4);
+    const appSecret = `shpss_${'a1b2c3d4'.repeat(4)}`;
     await t.createChannel({
       id: 'sigh',
       kind: 'SHOPIFY',

@@ -9,7 +9,7 @@ describe('encodeOnce', () => {
     };
     const sent: string[] = [];
     const sockets = [1, 2, 3].map(() => ({ send: (d: string) => sent.push(d) }) as any);
-    sockets.forEach((s) => enc.wrap(s));
+    for (const s of sockets) enc.wrap(s);
     let stringified = 0;
     const spy = new Proxy(payload, { ownKeys: (t) => (stringified++, Reflect.ownKeys(t)) });
     sockets.forEach((s, i) => {

@@ -128,7 +128,7 @@ describe.skipIf(!hasRedis)('with Redis', async () => {
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
   const port = (proxy.address() as net.AddressInfo).port;
-  afterAll(() => new Promise<void>((r) => (proxy.close(() => r()), sockets.forEach((s) => s.destroy()))));
+  afterAll(() => new Promise<void>((r) => (proxy.close(() => r()), sockets.forEach((s) => void s.destroy()))));
   const prefix = uniquePrefix('cache');
   const { t, redis, metric, relay, available } = await appOn(`redis://127.0.0.1:${port}`, prefix);
   while (!redis.isUp()) await sleep(20);
@@ -162,7 +162,7 @@ describe.skipIf(!hasRedis)('with Redis', async () => {
     await t.product('C-3', 2);
     await available('C-3');
     proxy.close();
-    sockets.forEach((s) => s.destroy());
+    for (const s of sockets) s.destroy();
     while (redis.isUp()) await sleep(20);
     await t.placeOrder({ idempotencyKey: 'c-3', lines: [{ sku: 'C-3', quantity: 1 }] });
     expect(await available('C-3')).toMatchObject({ available: 1 }); // PostgreSQL, not the stale cache

@@ -57,7 +57,7 @@ const processor: Processor = {
   },
   async capture(key) {
     const c = charges.get(key);
-    if (!c || c.status !== 'succeeded' || c.voids > 0) badCaptures.push(key);
+    if (c?.status !== 'succeeded' || c.voids > 0) badCaptures.push(key);
     else c.captures = 1; // idempotent at the processor
   },
   async verifyWebhook(raw) {

@@ -1,11 +1,10 @@
 // Starts GraphiQL (node/graphiql.ts): the editor's workers come from this host, the options from the page's JSON block.
-(function () {
-  'use strict';
+(() => {
   const base = document.currentScript.dataset.base;
   const workers = { editorWorkerService: 'editor.worker.js', json: 'json.worker.js', graphql: 'graphql.worker.js' };
   self.MonacoEnvironment = {
     globalAPI: false,
-    getWorkerUrl: (_moduleId, label) => base + '/' + (workers[label] || workers.editorWorkerService),
+    getWorkerUrl: (_moduleId, label) => `${base}/${workers[label] || workers.editorWorkerService}`,
   };
   const options = JSON.parse(document.getElementById('graphiql-options').textContent);
   window.addEventListener('DOMContentLoaded', () =>

@@ -1,7 +1,6 @@
 // The admin view of a product: its availability, live, and what each marketplace channel lists of it (docs/channels.md),
 // read now, again after every availability change and every 2 s (a marketplace acknowledges a push a moment after).
-(function () {
-  'use strict';
+(() => {
   const { cfg, key, gql, getJson, connect } = window.lastunitApi;
   const ui = window.lastunitUi;
   if (!key) return ui.needKey('admin');
@@ -15,7 +14,7 @@
     return td;
   }
   function showChannels() {
-    getJson('/admin/products/' + encodeURIComponent(sku) + '/channels')
+    getJson(`/admin/products/${encodeURIComponent(sku)}/channels`)
       .then((d) => {
         if (!d.channels) {
           rows.replaceChildren(Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="4"></td>' }));
@@ -26,7 +25,7 @@
           ...(d.channels.length
             ? d.channels.map((ch) => {
                 const tr = document.createElement('tr');
-                tr.id = 'channel-' + ch.id;
+                tr.id = `channel-${ch.id}`;
                 tr.append(
                   ...[
                     ch.name,

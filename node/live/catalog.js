@@ -1,6 +1,5 @@
 // The catalog: every product with a live badge.
-(function () {
-  'use strict';
+(() => {
   const { cfg, key, gql, connect } = window.lastunitApi;
   const ui = window.lastunitUi;
   if (!key) return ui.needKey('public');
@@ -30,6 +29,6 @@
         );
     })
     .catch((e) => {
-      ui.$('catalog').textContent = 'Could not load the catalog: ' + e.message;
+      ui.$('catalog').textContent = `Could not load the catalog: ${e.message}`;
     });
 })();

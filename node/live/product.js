@@ -1,8 +1,7 @@
 // A shopper's product page: availability live, a quantity bounded by the purchase limit, Reserve then Pay, the hold
 // kept across reloads (this tab's sessionStorage holds the order id and its token), the order number and a receipt.
-(function () {
-  'use strict';
-  const { cfg, key, gql, connect } = window.lastunitApi;
+(() => {
+  const { cfg, key, gql, connect, buyerToken } = window.lastunitApi;
   const ui = window.lastunitUi;
   const $ = ui.$;
   if (!key) return ui.needKey('public');
@@ -19,6 +18,7 @@
     'lines { sku quantity unitPrice { amount currencyCode } } total { amount currencyCode } payment { state provider reference }';
   const CHECKING = ['PROCESSING', 'AWAITING_PAYMENT'];
 
+  // the customerId sent without a buyer token (no shop backend): any value, the limits count this address then
   const customerId = localStorage.getItem('lastunit.customer') || crypto.randomUUID();
   localStorage.setItem('lastunit.customer', customerId);
   // sessionStorage, this tab only: the order this page placed ({ id, token }: a public key sees an order only with the
@@ -35,8 +35,8 @@
     set: (v) => sessionStorage.setItem(name, JSON.stringify(v)),
     clear: () => sessionStorage.removeItem(name),
   });
-  const placed = slot('lastunit.order.' + sku);
-  const pending = slot('lastunit.pending.' + sku);
+  const placed = slot(`lastunit.order.${sku}`);
+  const pending = slot(`lastunit.pending.${sku}`);
 
   let product = null,
     available = 0,
@@ -47,11 +47,11 @@
     poll = null;
   const holding = () => !!order && (order.status === 'RESERVED' || CHECKING.includes(order.status));
   const heldUnits = () => (order ? order.lines.filter((l) => l.sku === sku).reduce((n, l) => n + l.quantity, 0) : 0);
-  const tokenOf = () => (placed.get() || {}).token || null;
+  const tokenOf = () => placed.get()?.token || null;
 
   function say(text, tone) {
     status.textContent = text;
-    status.className = 'status' + (tone ? ' ' + tone : '');
+    status.className = `status${tone ? ` ${tone}` : ''}`;
   }
 
   // The most one order may ask for: what is left, the product's purchase limit, and the server's line limit.
@@ -67,22 +67,22 @@
     qty.value = String(Math.min(want, Math.max(1, max)));
     $('quantity').classList.toggle('hidden', !product || holding() || max < 1);
     $('limit').textContent =
-      product && product.purchaseLimit !== null ? 'Limit ' + product.purchaseLimit + ' per customer' : '';
+      product && product.purchaseLimit !== null ? `Limit ${product.purchaseLimit} per customer` : '';
   }
   // The holder's badge says the units are theirs; everyone else's says what is left.
   function renderBadge() {
     if (!holding()) return ui.paintAvailability({ sku, available, soldOut: available === 0 });
     const n = heldUnits();
-    $('badge-' + sku).textContent = 'Reserved for you';
-    $('badge-' + sku).className = 'badge mine';
-    $('units-' + sku).textContent =
-      (n === 1 ? '1 unit' : n + ' units') + ' held for you' + (available > 0 ? ', ' + available + ' more left' : '');
+    $(`badge-${sku}`).textContent = 'Reserved for you';
+    $(`badge-${sku}`).className = 'badge mine';
+    $(`units-${sku}`).textContent =
+      `${n === 1 ? '1 unit' : `${n} units`} held for you${available > 0 ? `, ${available} more left` : ''}`;
   }
   // A shopper who lost the race hears what is true now: sold out, or back on sale after all.
   function renderLost() {
     if (!lost) return;
     if (available === 0) say('Sorry, someone else got the last one: it is sold out. Nothing was charged.', 'bad');
-    else say('It is back on sale: ' + ui.unitsLeft(available) + '. Tap Reserve to try again.', 'good');
+    else say(`It is back on sale: ${ui.unitsLeft(available)}. Tap Reserve to try again.`, 'good');
   }
   function refresh() {
     const retry = !!pending.get();
@@ -95,9 +95,9 @@
           ? 'Reserve another'
           : 'Reserve';
     buy.classList.toggle('hidden', !!order && order.status === 'RESERVED'); // two steps: Reserve holds, Pay pays the hold
-    pay.classList.toggle('hidden', !order || order.status !== 'RESERVED');
-    release.classList.toggle('hidden', !order || order.status !== 'RESERVED');
-    receipt.classList.toggle('hidden', !order || order.status !== 'CONFIRMED');
+    pay.classList.toggle('hidden', order?.status !== 'RESERVED');
+    release.classList.toggle('hidden', order?.status !== 'RESERVED');
+    receipt.classList.toggle('hidden', order?.status !== 'CONFIRMED');
     renderQuantity();
     renderBadge();
   }
@@ -118,7 +118,7 @@
       ...o.lines.map((l) => {
         const tr = document.createElement('tr');
         tr.innerHTML = '<td></td><td class="amount"></td>';
-        tr.cells[0].textContent = name(l.sku) + ' × ' + l.quantity;
+        tr.cells[0].textContent = `${name(l.sku)} × ${l.quantity}`;
         tr.cells[1].textContent = ui.money({
           amount: l.unitPrice.amount * l.quantity,
           currencyCode: l.unitPrice.currencyCode,
@@ -131,7 +131,7 @@
     receipt.querySelector('.paid').textContent =
       'Paid ' +
       new Date(o.updatedAt).toLocaleString() +
-      (p ? ' with ' + p.provider + (p.reference ? ' (reference ' + p.reference + ')' : '') : '') +
+      (p ? ` with ${p.provider}${p.reference ? ` (reference ${p.reference})` : ''}` : '') +
       '. Quote the order number if you contact the shop.';
   }
 
@@ -155,21 +155,18 @@
         status.className = 'status good';
         status.innerHTML =
           'It is yours: ' +
-          (n === 1 ? '1 unit' : n + ' units') +
+          (n === 1 ? '1 unit' : `${n} units`) +
           ' reserved for you. The hold ends in <span class="countdown"></span> unless you pay.';
-        status.querySelector('.countdown').textContent = Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');
+        status.querySelector('.countdown').textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
       };
       tick();
       timer = setInterval(tick, 1000);
       watch(o.id);
     } else {
       stopWatching();
-      const code = o.rejection && o.rejection.code;
+      const code = o.rejection?.code;
       if (o.status === 'CONFIRMED') {
-        say(
-          'Paid. ' + (heldUnits() === 1 ? 'The unit is' : 'The units are') + ' yours: your receipt is below.',
-          'good',
-        );
+        say(`Paid. ${heldUnits() === 1 ? 'The unit is' : 'The units are'} yours: your receipt is below.`, 'good');
         showReceipt(o);
       } else if (o.status === 'REJECTED' && (code === 'SOLD_OUT' || code === 'INSUFFICIENT_STOCK')) {
         placed.clear();
@@ -182,9 +179,7 @@
           CANCELLED: ['You released it. The unit is back on sale.', ''],
           EXPIRED: ['Your hold ran out, so the unit went back on sale.', 'bad'],
           REJECTED: [
-            'Your order was not accepted: ' +
-              ((o.rejection && o.rejection.message) || 'unknown reason') +
-              '. Nothing was charged.',
+            'Your order was not accepted: ' + (o.rejection?.message || 'unknown reason') + '. Nothing was charged.',
             'bad',
           ],
         }[o.status] || [o.status, ''];
@@ -231,12 +226,26 @@
     receipt.classList.add('hidden');
     say('Checking whether your order was accepted...');
     try {
-      const d = await gql(
-        `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed orderToken order { ${ORDER} } userErrors { code message } } }`,
-        { input: { idempotencyKey: attempt.key, customerId, lines: [{ sku, quantity: attempt.quantity }] } },
-      );
-      const p = d.placeOrder,
-        err = p.userErrors[0];
+      // with the shop's buyer token the order is that customer's (its purchase limit counts them, from any address);
+      // a token refused (expired, or the server's secret changed) is renewed once and the same attempt sent again
+      const send = (buyer) =>
+        gql(
+          `mutation($input: PlaceOrderInput!) { placeOrder(input: $input) { replayed orderToken order { ${ORDER} } userErrors { code field message } } }`,
+          {
+            input: {
+              idempotencyKey: attempt.key,
+              customerId: buyer ? buyer.customerId : customerId,
+              buyerToken: buyer ? buyer.token : null,
+              lines: [{ sku, quantity: attempt.quantity }],
+            },
+          },
+        ).then((d) => d.placeOrder);
+      const tokenRefused = (p) =>
+        p.userErrors.some((e) => e.code === 'INVALID_INPUT' && (e.field || []).includes('buyerToken'));
+      const buyer = await buyerToken(false);
+      let p = await send(buyer);
+      if (buyer && tokenRefused(p)) p = await send(await buyerToken(true));
+      const err = p.userErrors[0];
       if (err && err.code === 'IN_PROGRESS') {
         setTimeout(placeOrder, 1000);
         return;
@@ -333,5 +342,5 @@
         say('Your last attempt got no answer. Tap "Try again" to find out: it will not order twice.');
       refresh();
     })
-    .catch((e) => say('Could not load the product: ' + e.message, 'bad'));
+    .catch((e) => say(`Could not load the product: ${e.message}`, 'bad'));
 })();

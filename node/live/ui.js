@@ -1,10 +1,9 @@
 // What the live pages share: lookups, money, the live line, and availability badges that keep only the newest event.
-(function () {
-  'use strict';
+(() => {
   const $ = (id) => document.getElementById(id);
   const money = (m) =>
     new Intl.NumberFormat(undefined, { style: 'currency', currency: m.currencyCode }).format(m.amount / 100);
-  const unitsLeft = (n) => (n === 1 ? '1 unit left' : n + ' units left');
+  const unitsLeft = (n) => (n === 1 ? '1 unit left' : `${n} units left`);
   const AVAIL = 'sku available soldOut version updatedAt';
 
   function setLive(on, text) {
@@ -13,11 +12,11 @@
   }
 
   function paintAvailability(a) {
-    const badge = $('badge-' + a.sku),
-      units = $('units-' + a.sku);
+    const badge = $(`badge-${a.sku}`),
+      units = $(`units-${a.sku}`);
     if (badge) {
       badge.textContent = a.soldOut ? 'Sold out' : 'Available';
-      badge.className = 'badge ' + (a.soldOut ? 'out' : 'in');
+      badge.className = `badge ${a.soldOut ? 'out' : 'in'}`;
     }
     if (units) units.textContent = a.soldOut ? 'No units left' : unitsLeft(a.available);
   }

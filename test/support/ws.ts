@@ -22,7 +22,7 @@ export async function subscribe<T = any>(
   variables: Record<string, unknown> = {},
 ): Promise<Subscription<T>> {
   const client = createClient({
-    url: httpUrl.replace(/^http/, 'ws') + '/graphql',
+    url: `${httpUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: key ? { authorization: `Bearer ${key}` } : {},
     retryAttempts: 0,

@@ -19,6 +19,6 @@ export function urqlDocuments(): Record<string, string> {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   writeFileSync(
     path.join(path.dirname(fileURLToPath(import.meta.url)), 'persisted-documents.json'),
-    JSON.stringify(urqlDocuments(), null, 2) + '\n',
+    `${JSON.stringify(urqlDocuments(), null, 2)}\n`,
   );
 }
