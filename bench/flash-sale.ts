@@ -219,9 +219,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     const srv2 = await step('starting a host of 2 processes (WEB_CONCURRENCY=2)', () =>
       startServer({
         databaseUrl: bdb!.url,
+        // half the pool each: the two processes hold as many connections as the one (PostgreSQL's max_connections)
         extraEnv: {
           WEB_CONCURRENCY: '2',
-          ...(opts.serverPoolSize ? { DATABASE_POOL_SIZE: String(opts.serverPoolSize) } : {}),
+          DATABASE_POOL_SIZE: String(Math.max(1, Math.floor((opts.serverPoolSize ?? 20) / 2))),
         },
         onUnexpectedExit: (why) => ac.abort(new Error(why)),
       }),
