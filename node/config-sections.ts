@@ -42,8 +42,8 @@ export const httpSettings = (runtime: Runtime) =>
       trustProxy: setting('TRUST_PROXY', int(0, 0)),
       /**
        * Node host processes serving this port (node:cluster, one pool, batcher and relay each). Absent: one per
-       * available core in production with DATABASE_URL, 1 otherwise (node/config.ts); the embedded database and the
-       * in-process marketplace sandbox need 1
+       * available core in production with DATABASE_URL and REDIS_URL, 1 otherwise (node/config.ts); the embedded
+       * database and the in-process marketplace sandbox need 1, production more than 1 needs REDIS_URL
        */
       processes: setting('WEB_CONCURRENCY', int<undefined>(1, undefined)),
       /** after SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes */

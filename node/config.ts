@@ -52,7 +52,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
   };
-  // WEB_CONCURRENCY: absent means one process per core in production on a database of its own, else 1
+  // WEB_CONCURRENCY: absent means one process per core in production with DATABASE_URL and REDIS_URL, else 1
   const asked = config.http.processes;
   if (asked !== undefined && asked > 1) {
     if (!config.database.url)
@@ -65,8 +65,19 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
         'WEB_CONCURRENCY',
         'must be 1 with MARKETPLACE_SANDBOX=in-process (its demo channel is per process)',
       );
+    // without Redis each process's relay publishes to its own subscribers only: a subscriber would miss the events
+    // the other processes' relays took from the outbox
+    if (config.runtime.nodeEnv === 'production' && !config.live.redisUrl && config.live.relay)
+      reader.problem(
+        'WEB_CONCURRENCY',
+        'needs REDIS_URL with NODE_ENV=production (live events reach the subscribers of every process only through Redis)',
+      );
   }
-  const auto = config.runtime.nodeEnv === 'production' && !!config.database.url && !config.channels.marketplaceSandbox;
+  const auto =
+    config.runtime.nodeEnv === 'production' &&
+    !!config.database.url &&
+    !!config.live.redisUrl &&
+    !config.channels.marketplaceSandbox;
   const resolved = { ...config, http: { ...config.http, processes: asked ?? (auto ? availableParallelism() : 1) } };
   needs?.(resolved, reader.problem);
   reader.done();
