@@ -219,8 +219,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     const srv2 = await step('starting a host of 2 processes (WEB_CONCURRENCY=2)', () =>
       startServer({
         databaseUrl: bdb!.url,
-        // half the pool each: the two processes hold as many connections as the one (PostgreSQL's max_connections)
+        // half the pool each: the two processes hold as many connections as the one (PostgreSQL's max_connections);
+        // no relay (the 1-process host's relay publishes the outbox of both; more processes need Redis for theirs)
         extraEnv: {
+          RELAY: 'off',
           WEB_CONCURRENCY: '2',
           DATABASE_POOL_SIZE: String(Math.max(1, Math.floor((opts.serverPoolSize ?? 20) / 2))),
         },
