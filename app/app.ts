@@ -20,6 +20,8 @@ import type { PaymentSettings } from '../orders/payment-step.js';
 import { paymentWebhooks } from './payment-webhooks.js';
 import { channelWebhooks } from './channel-webhooks.js';
 import { createChannels } from '../orders/channels.js';
+import { createShopConsole } from '../orders/shop-console.js';
+import type { SaleActivity } from '../common/sale-activity.js';
 import { useLimits } from './use-limits.js';
 import { useOperationGuard } from './use-operation-guard.js';
 import { useNoIntrospection } from './use-no-introspection.js';
@@ -101,6 +103,8 @@ export type AppDeps = {
    * current. Absent: /readyz asks the database for `SELECT 1`.
    */
   readiness?: () => Promise<{ ready: boolean; reasons: string[] }>;
+  /** Node host: this process's per-second sale series for the console (common/sale-activity.ts); absent: empty */
+  activity?: SaleActivity;
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
   graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
@@ -133,6 +137,7 @@ export function createApp(deps: AppDeps) {
     }),
     partners: createPartnerDocuments({ db, checkDocument }),
     channels: createChannels({ db }),
+    shopConsole: createShopConsole({ db, activity: deps.activity, onPushRetried: deps.channels?.onIncident }),
   });
   const fixed = typeof deps.db === 'function' ? undefined : domainFor(deps.db);
   const dbOf = (c: HonoContext<Env>): Db => (typeof deps.db === 'function' ? deps.db(c) : deps.db);
@@ -143,7 +148,7 @@ export function createApp(deps: AppDeps) {
   const parties = new WeakMap<Request, RequestParty>();
   type YogaServerContext = { caller: Caller } & Pick<
     Context,
-    'orders' | 'catalog' | 'partners' | 'channels' | 'admitBuyer'
+    'orders' | 'catalog' | 'partners' | 'channels' | 'shopConsole' | 'admitBuyer'
   >;
   // A placeOrder's buyer, resolved once per request and input (a buyer token is verified once): the operation guard
   // counts it against the per-buyer rate limit, then the resolver places the order with it.
@@ -180,12 +185,13 @@ export function createApp(deps: AppDeps) {
       useLimits(deps.limits),
       useOperationGuard(), // I15: after every check of the document, before any field runs
     ],
-    context: ({ caller, orders, catalog, partners, channels, admitBuyer }): Context => ({
+    context: ({ caller, orders, catalog, partners, channels, shopConsole, admitBuyer }): Context => ({
       caller,
       orders,
       catalog,
       partners,
       channels,
+      shopConsole,
       live,
       admitBuyer,
       buyerOf: buyerMemo(orders, caller),
@@ -286,6 +292,7 @@ export function createApp(deps: AppDeps) {
     catalog: fixed?.catalog,
     partners: fixed?.partners,
     channels: fixed?.channels,
+    shopConsole: fixed?.shopConsole,
     live,
     lookupCaller: createCallerLookup(deps.keys),
   };

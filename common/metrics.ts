@@ -104,6 +104,17 @@ export function createMetrics() {
       labelNames: ['topic'] as const,
       registers: [registry],
     }),
+    outboxDeliveryLag: new Histogram({
+      name: 'lastunit_outbox_delivery_lag_seconds',
+      help: 'From the transaction that wrote an outbox row to this relay publishing it to live subscribers (commit-to-delivery lag)',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    reconcilerLastRun: new Gauge({
+      name: 'lastunit_reconciler_last_run_timestamp_seconds',
+      help: "When this process's reconciler last finished a pass (Unix seconds); 0 before its first",
+      registers: [registry],
+    }),
     relayFailures: new Counter({
       name: 'lastunit_relay_failures_total',
       help: 'Relay batches that failed (rows stay unpublished and are retried)',

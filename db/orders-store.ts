@@ -162,14 +162,22 @@ export type ReleaseRow = z.infer<typeof ReleaseAnswer>;
 /** releaseReservation as one statement: guarded on the order's status (I6), units back in SKU order. */
 export async function releaseOrder(
   db: Db,
-  clientId: string,
+  clientId: string | null,
   orderId: string,
   reason: string | null,
 ): Promise<ReleaseRow> {
-  const { rows } = await db.run(
-    'SELECT release_order(p_client_id => $1, p_order_id => $2::uuid, p_reason => $3) AS r',
-    [clientId, orderId, reason],
-  );
+  // clientId null: an admin's release of any client's order (db/functions/130_console.sql)
+  const { rows } =
+    clientId === null
+      ? await db.run('SELECT release_order_of_any_client(p_order_id => $1::uuid, p_reason => $2) AS r', [
+          orderId,
+          reason,
+        ])
+      : await db.run('SELECT release_order(p_client_id => $1, p_order_id => $2::uuid, p_reason => $3) AS r', [
+          clientId,
+          orderId,
+          reason,
+        ]);
   return parseRow(ReleaseAnswer, rows[0]?.r, 'release_order()');
 }
 

@@ -31,7 +31,14 @@ export type OrderStatusEvent = z.infer<typeof OrderStatusPayload> & { order: Ord
 export type OutboxMessage =
   | { topic: 'availability'; event: AvailabilityEvent }
   | { topic: 'order_status'; event: OrderStatusEvent };
-export type OutboxEvent = { id: number; topic: string; aggregateKey: string; message: OutboxMessage | null };
+/** `ageSeconds`: how long ago the row's transaction wrote it, by the database's clock, when the relay claimed it. */
+export type OutboxEvent = {
+  id: number;
+  topic: string;
+  aggregateKey: string;
+  message: OutboxMessage | null;
+  ageSeconds: number;
+};
 
 const OutboxRow = z.object({
   id: z.number(),
@@ -39,6 +46,7 @@ const OutboxRow = z.object({
   aggregate_key: z.string(),
   payload: z.unknown(),
   order: OrderDocument.nullable(),
+  age_seconds: z.number(),
 });
 
 function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
@@ -49,7 +57,7 @@ function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
       : r.topic === 'order_status'
         ? { topic: 'order_status', event: { ...parseRow(OrderStatusPayload, r.payload, source), order: r.order } }
         : null;
-  return { id: r.id, topic: r.topic, aggregateKey: r.aggregate_key, message };
+  return { id: r.id, topic: r.topic, aggregateKey: r.aggregate_key, message, ageSeconds: r.age_seconds };
 }
 
 /**
@@ -67,10 +75,11 @@ export async function publishOutboxBatch(
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `WITH claimed AS (
-         SELECT id, topic, aggregate_key, payload FROM outbox
+         SELECT id, topic, aggregate_key, payload, created_at FROM outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1
           FOR UPDATE SKIP LOCKED)
        SELECT c.id, c.topic, c.aggregate_key, c.payload,
+              extract(epoch FROM clock_timestamp() - c.created_at)::float8 AS age_seconds,
               CASE WHEN c.topic = 'order_status' THEN order_json(p_order_id => (c.payload->>'orderId')::uuid) END AS order
          FROM claimed c ORDER BY c.id`,
       [limit],

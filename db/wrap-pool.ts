@@ -2,6 +2,7 @@
 // No runtime import of `pg` here: the worker bundle reaches this file and must not pull in node-postgres.
 import type pg from 'pg';
 import { withRetry, type RetryOptions } from './retry.js';
+import { tracingEnabled, withSqlSpan } from '../common/tracing.js';
 
 // Rows are typed as pg types them (`any` unless told): the stores read no row without its schema (db/rows.ts).
 export type Queryable = {
@@ -83,8 +84,9 @@ export function wrapPool(pool: pg.Pool, opts: WrapOptions = {}): Db {
   pool.on('error', () => {});
   return {
     pool,
-    query: (text, values) => statement(text, values),
-    run: (text, values, o) => withRetry(() => statement(text, values), { ...retry, ...o }),
+    // each statement a span when tracing is on (common/tracing.ts); off, the statement's own call
+    query: (text, values) => withSqlSpan(text, () => statement(text, values)),
+    run: (text, values, o) => withRetry(() => withSqlSpan(text, () => statement(text, values)), { ...retry, ...o }),
     transaction: (fn) =>
       withRetry(async () => {
         const client = await pool.connect();
@@ -95,9 +97,12 @@ export function wrapPool(pool: pg.Pool, opts: WrapOptions = {}): Db {
         };
         client.on('error', onError);
         try {
-          await client.query(begin);
-          const out = await fn(client);
-          await client.query('COMMIT');
+          const tx: Queryable = tracingEnabled()
+            ? { query: (text, values) => withSqlSpan(text, () => client.query(text, values)) }
+            : client;
+          await tx.query(begin);
+          const out = await fn(tx);
+          await tx.query('COMMIT');
           return out;
         } catch (err) {
           await client.query('ROLLBACK').catch(() => {

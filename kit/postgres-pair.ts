@@ -101,6 +101,16 @@ export async function startPostgresPair(opts: { synchronous: boolean; replicatio
   await appendFile(path.join(standby, 'postgresql.conf'), `port = ${standbyPort}\nsynchronous_standby_names = ''\n`);
   await run('pg_ctl', ['-D', standby, '-l', path.join(dir, 'standby.log'), '-w', 'start'], dir);
 
+  // a drill that crashes must not leave its servers behind: stopped synchronously when this process exits
+  const onExit = () => {
+    for (const d of [primary, standby])
+      spawnSync(path.join(PG_BIN, 'pg_ctl'), ['-D', d, '-m', 'immediate', 'stop'], {
+        cwd: dir,
+        stdio: 'ignore',
+        ...(u ? { uid: u.uid, gid: u.gid } : {}),
+      });
+  };
+  process.once('exit', onExit);
   const urlAt = (port: number, database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   let primaryDead = false;
   const killPrimary = () => {
@@ -125,6 +135,7 @@ export async function startPostgresPair(opts: { synchronous: boolean; replicatio
       await run('pg_ctl', ['-D', standby, '-w', 'promote'], dir);
     },
     stop: async () => {
+      process.off('exit', onExit);
       for (const d of primaryDead ? [standby] : [primary, standby])
         await run('pg_ctl', ['-D', d, '-m', 'immediate', '-w', 'stop'], dir).catch(() => {});
       await replication?.close();

@@ -48,6 +48,8 @@ export const httpSettings = (runtime: Runtime) =>
       processes: setting('WEB_CONCURRENCY', int<undefined>(1, undefined)),
       /** after SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes */
       drainMs: setting('SHUTDOWN_DRAIN_MS', int(0, 0)),
+      /** the shop's console at /console (docs/console.md): on outside production; production serves it only when on */
+      console: setting('CONSOLE', onOff(production(runtime) ? 'off' : 'on')),
       /** test-only: GET /__diagnostics (heap after a full GC, live listeners), never in production */
       testDiagnostics: setting('LASTUNIT_TEST_DIAGNOSTICS', onOff('off')),
     })
@@ -215,6 +217,14 @@ export const paymentSettings = (runtime: Runtime) =>
       provider: p.provider ?? 'sandbox',
       webhookSecret: p.webhookSecret ?? (production(runtime) ? '' : DEV_WEBHOOK_SECRET),
     }));
+
+/** OpenTelemetry traces (docs/operations.md): off unless an OTLP endpoint is given. */
+export const tracingSettings = z.object({
+  /** the OTLP/HTTP collector's base URL (spans go to <url>/v1/traces); absent: no spans are made at all */
+  otlpEndpoint: setting('OTEL_EXPORTER_OTLP_ENDPOINT', httpUrl),
+  /** the service.name resource attribute of every span */
+  serviceName: setting('OTEL_SERVICE_NAME', z.string().default('lastunit')),
+});
 
 /** Marketplace channels (docs/channels.md). */
 export const channelSettings = (runtime: Runtime) =>

@@ -16,6 +16,7 @@ import {
   paymentSettings,
   rateLimitSettings,
   runtimeSettings,
+  tracingSettings,
   sweeperSettings,
   webhookSettings,
   type Runtime,
@@ -51,6 +52,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     live: reader.read(liveSettings),
     liveShop: reader.read(liveShopSettings(runtime)),
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
+    tracing: reader.read(tracingSettings),
   };
   // WEB_CONCURRENCY: absent means one process per core in production with DATABASE_URL and REDIS_URL, else 1
   const asked = config.http.processes;

@@ -40,6 +40,10 @@ import { startChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
 import { useCompiledExecution } from './compiled-execution.js';
 import { listen } from './listen.js';
+import { startSaleActivity } from '../common/sale-activity.js';
+import { consolePage } from './console-page.js';
+import { startTracing, tracedFetch } from './tracing.js';
+import { traceFields } from '../common/tracing.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -91,9 +95,16 @@ function demoHeaders(demo: ApiKey[] | undefined): string | undefined {
  * @example const host = await startNodeHost(loadConfig(process.env, apiHostNeeds))
  */
 export async function startNodeHost(config: Config): Promise<NodeHost> {
-  const logger = pino({ level: config.runtime.logLevel, base: { service: 'lastunit' } });
+  // with tracing on, a line logged inside a request carries its trace_id and span_id (docs/operations.md)
+  const stopTracing = startTracing(config.tracing);
+  const logger = pino({
+    level: config.runtime.logLevel,
+    base: { service: 'lastunit' },
+    ...(stopTracing ? { mixin: traceFields } : {}),
+  });
   const production = config.runtime.nodeEnv === 'production';
   const metrics = createMetrics();
+  const activity = startSaleActivity(metrics); // the console's per-second series (docs/console.md)
   const { db, url: databaseUrl, embedded, close } = await openDatabase(config.database, logger, metrics);
   if (embedded) {
     const created = await seedProducts(db, DEMO_CATALOG);
@@ -164,7 +175,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     const reasons = await primaryProblems(db);
     return { ready: reasons.length === 0, reasons };
   };
-  const { app, yoga, lookupCaller, orders, catalog, partners, channels } = createApp({
+  const { app, yoga, lookupCaller, orders, catalog, partners, channels, shopConsole } = createApp({
     db,
     metrics,
     keys,
@@ -203,11 +214,14 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onOutboxWritten,
     channels: { onIncident: () => pusher?.wake() },
     readiness,
+    activity,
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production)
     app.route('/', diagnosticsRoute({ pubsub, sockets: () => socketStats?.() ?? {} }));
   if (!production) app.route('/', graphiqlAssets());
+  // The shop's console (docs/console.md): outside production, or in production with CONSOLE=on.
+  app.route('/', consolePage({ enabled: config.http.console }));
   // The live page's demo shop backend (development only): mints its buyer tokens with the storefront key of the page's
   // client, through this host's own /graphql (known once it listens, below).
   let graphqlUrl = '';
@@ -273,12 +287,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     },
   );
 
-  const server: ServerType = await listen(app.fetch, { port: config.http.port, host: config.http.host });
+  const fetch = stopTracing ? tracedFetch(app.fetch, logger) : app.fetch;
+  const server: ServerType = await listen(fetch, { port: config.http.port, host: config.http.host });
   const ws = attachGraphqlWs(server as any, {
     yoga,
     lookupCaller,
     isProd: production,
-    context: { orders, catalog, partners, channels },
+    context: { orders, catalog, partners, channels, shopConsole },
     maxPayloadBytes: config.limits.maxBodyBytes,
     ...live.sockets,
     clientIp: (req) =>
@@ -305,6 +320,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       draining = true;
       // a load balancer sees /readyz fail and stops sending before the listener closes
       if (config.http.drainMs) await new Promise((r) => setTimeout(r, config.http.drainMs));
+      activity.stop();
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
       await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
@@ -312,6 +328,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       await marketplace?.stop();
       await redis?.close();
       await close();
+      await stopTracing?.();
     })());
   return { url, bound: `${shown}:${port}`, port, keys, embeddedDir: embedded?.dir, stop };
 }

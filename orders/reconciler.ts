@@ -146,6 +146,7 @@ export function startReconciler(
       await reconcileOnce(deps, opts);
       await compensateOnce(deps);
       if (deps.capture === 'on_confirm') await captureOnce(deps);
+      deps.metrics.reconcilerLastRun.set(Date.now() / 1000);
     },
     onError,
   );

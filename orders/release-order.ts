@@ -41,7 +41,9 @@ export async function releaseReservation(
       order: null,
       errors: [refuse('INVALID_INPUT', `reason must be at most ${MAX_REASON_LENGTH} characters`, ['reason'])],
     };
-  const r = await store.releaseOrder(deps.db, caller.clientId, input.orderId, input.reason ?? null);
+  // an admin releases any client's hold (the console's Release); every other key only its own client's
+  const clientId = caller.role === 'admin' ? null : caller.clientId;
+  const r = await store.releaseOrder(deps.db, clientId, input.orderId, input.reason ?? null);
   if (r.kind === 'released') await deps.onOutboxWritten(r.order.lines.map((l) => l.sku));
   switch (r.kind) {
     case 'not_found':

@@ -21,6 +21,10 @@ export const ROOT_FIELD_ROLES = {
   'Query.orders': SERVER_SIDE,
   'Query.channels': ADMIN,
   'Query.channel': ADMIN,
+  'Query.stockLevels': ADMIN,
+  'Query.openOrders': ADMIN,
+  'Query.channelHealth': ADMIN,
+  'Query.saleActivity': ADMIN,
   'Mutation.placeOrder': EVERY_ROLE,
   'Mutation.releaseReservation': EVERY_ROLE, // a public key only with the order's token
   'Mutation.payOrder': EVERY_ROLE, // a public key only with the order's token
@@ -35,6 +39,7 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.createChannel': ADMIN,
   'Mutation.updateChannel': ADMIN,
   'Mutation.publishPartnerDocuments': ADMIN,
+  'Mutation.retryChannelPush': ADMIN,
   'Subscription.availabilityChanged': ['public', 'storefront', 'admin'],
   'Subscription.orderStatusChanged': ['public', 'storefront', 'admin'], // a public key only with the order's token
 } as const satisfies Record<string, readonly Role[]>;

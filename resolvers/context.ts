@@ -4,6 +4,7 @@ import type { Catalog } from '../orders/catalog.js';
 import type { BuyerResult, Orders } from '../orders/orders.js';
 import type { PartnerDocuments } from '../orders/partner-documents.js';
 import type { Channels } from '../orders/channels.js';
+import type { ShopConsole } from '../orders/shop-console.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 
 /**
@@ -18,6 +19,8 @@ export type Context = {
   catalog: Catalog;
   partners: PartnerDocuments;
   channels: Channels;
+  /** the shop console's reads (docs/console.md) */
+  shopConsole: ShopConsole;
   live?: LivePubSub;
   admitBuyer?: (caller: Caller, buyer: string, n?: number) => Promise<void>;
   buyerOf: (input: { customerId: string; buyerToken?: string | null }) => Promise<BuyerResult>;

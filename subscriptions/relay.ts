@@ -37,9 +37,15 @@ export async function relayOnce(deps: RelayDeps): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await publishOutboxBatch(deps.db, deps.batchSize, async (events) => {
+      const claimedAt = performance.now();
       await deps.pubsub.publishMany(toMessages(events)); // one round trip per batch
       await deps.afterPublish?.(events);
-      for (const e of events) deps.metrics.outboxPublished.inc({ topic: e.topic });
+      // commit-to-delivery: the row's age when claimed (database clock) plus how long publishing it took here
+      const publishing = (performance.now() - claimedAt) / 1000;
+      for (const e of events) {
+        deps.metrics.outboxPublished.inc({ topic: e.topic });
+        deps.metrics.outboxDeliveryLag.observe(e.ageSeconds + publishing);
+      }
       if (deps.cache) {
         // the cache follows the events it has seen; a failure here only shortens its life to the TTL
         const cache = deps.cache;
