@@ -22,6 +22,7 @@ import { channelWebhooks } from './channel-webhooks.js';
 import { createChannels } from '../orders/channels.js';
 import { createShopConsole } from '../orders/shop-console.js';
 import type { SaleActivity } from '../common/sale-activity.js';
+import { createEvents, type EventsDeps } from '../orders/events.js';
 import { useLimits } from './use-limits.js';
 import { useOperationGuard } from './use-operation-guard.js';
 import { useNoIntrospection } from './use-no-introspection.js';
@@ -105,6 +106,12 @@ export type AppDeps = {
   readiness?: () => Promise<{ ready: boolean; reasons: string[] }>;
   /** Node host: this process's per-second sale series for the console (common/sale-activity.ts); absent: empty */
   activity?: SaleActivity;
+  /**
+   * The event feed and webhook endpoints (docs/events.md): the URL rules of this host (production: https only; the
+   * Node host resolves and checks the address), the rotation overlap, and whom to wake after a redelivery. Absent:
+   * production rules without a DNS check.
+   */
+  events?: Omit<EventsDeps, 'db'>;
   /** Workers host: a cache in front of GraphQL (edge/edge-cache.ts), given the origin that answers a request */
   graphqlCache?: (origin: (request: Request, c: HonoContext<Env>) => Promise<Response>) => MiddlewareHandler<Env>;
 };
@@ -138,6 +145,10 @@ export function createApp(deps: AppDeps) {
     partners: createPartnerDocuments({ db, checkDocument }),
     channels: createChannels({ db }),
     shopConsole: createShopConsole({ db, activity: deps.activity, onPushRetried: deps.channels?.onIncident }),
+    events: createEvents({
+      db,
+      ...(deps.events ?? { production: true, allowPrivateUrls: false, secretOverlapHours: 24 }),
+    }),
   });
   const fixed = typeof deps.db === 'function' ? undefined : domainFor(deps.db);
   const dbOf = (c: HonoContext<Env>): Db => (typeof deps.db === 'function' ? deps.db(c) : deps.db);
@@ -148,7 +159,7 @@ export function createApp(deps: AppDeps) {
   const parties = new WeakMap<Request, RequestParty>();
   type YogaServerContext = { caller: Caller } & Pick<
     Context,
-    'orders' | 'catalog' | 'partners' | 'channels' | 'shopConsole' | 'admitBuyer'
+    'orders' | 'catalog' | 'partners' | 'channels' | 'shopConsole' | 'events' | 'admitBuyer'
   >;
   // A placeOrder's buyer, resolved once per request and input (a buyer token is verified once): the operation guard
   // counts it against the per-buyer rate limit, then the resolver places the order with it.
@@ -185,13 +196,14 @@ export function createApp(deps: AppDeps) {
       useLimits(deps.limits),
       useOperationGuard(), // I15: after every check of the document, before any field runs
     ],
-    context: ({ caller, orders, catalog, partners, channels, shopConsole, admitBuyer }): Context => ({
+    context: ({ caller, orders, catalog, partners, channels, shopConsole, events, admitBuyer }): Context => ({
       caller,
       orders,
       catalog,
       partners,
       channels,
       shopConsole,
+      events,
       live,
       admitBuyer,
       buyerOf: buyerMemo(orders, caller),
@@ -293,6 +305,7 @@ export function createApp(deps: AppDeps) {
     partners: fixed?.partners,
     channels: fixed?.channels,
     shopConsole: fixed?.shopConsole,
+    events: fixed?.events,
     live,
     lookupCaller: createCallerLookup(deps.keys),
   };

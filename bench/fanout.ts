@@ -5,12 +5,13 @@
 //   lag:       per delivered event, commit -> delivery (p50/p99/max), and how many events were delivered.
 // Traffic stays on 127.0.0.1. Bounded: at most TIMEOUT_S seconds of waiting, SUBSCRIBERS x SALES deliveries.
 // Env: DATABASE_URL (a server; the bench creates and drops its own database on it; embedded PostgreSQL when absent),
-//      REDIS_URL (optional: Redis pubsub), SUBSCRIBERS (2000), SALES (50), CONCURRENCY (20), TIMEOUT_S (90),
+//      REDIS_URL (optional: Redis pubsub), SUBSCRIBERS (10000), SALES (50), CONCURRENCY (20), TIMEOUT_S (90),
 //      FANOUT_SERVER_NODE_ARGS (extra node flags for the server, e.g. --cpu-prof).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import WebSocket from 'ws';
 import { createBenchDatabase } from './database.js';
 import { percentile } from '../kit/stats.js';
@@ -45,7 +46,20 @@ export type FanoutResult = {
   deliveries: number;
   lagMs: { p50: number; p99: number; max: number };
   pubsub: 'redis' | 'in-process';
+  /** the server's resident memory (VmRSS) before the subscribers connected and with all of them connected, bytes */
+  memory: { idleBytes: number; connectedBytes: number; perSubscriberBytes: number };
 };
+
+/** A process's resident memory in bytes (Linux /proc), 0 where there is none. */
+async function residentBytes(pid: number): Promise<number> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -131,6 +145,7 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
     const lags: number[] = [];
     const freshAt = new Map<number, number>(); // subscriber -> when it first showed the final count (0 left)
     let lastCommit = 0; // the last sale's commit: the final count's event carries its transaction's timestamp
+    const idleBytes = await residentBytes(server.pid);
     const t0 = Date.now();
     for (let i = 0; i < opts.subscribers; i += 100) {
       if (opts.signal?.aborted) throw new Error('aborted');
@@ -148,6 +163,7 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
     }
     log(`fan-out: ${opts.subscribers} subscribers connected in ${Date.now() - t0} ms; selling ${opts.sales} units`);
     await sleep(500); // let the last subscriptions register
+    const connectedBytes = await residentBytes(server.pid);
 
     const start = Date.now();
     let next = 0;
@@ -189,6 +205,11 @@ export async function runFanout(opts: FanoutOptions): Promise<FanoutResult> {
       deliveries: lags.length,
       lagMs: { p50: percentile(sortedLags, 50), p99: percentile(sortedLags, 99), max: sortedLags.at(-1) ?? 0 },
       pubsub: opts.env?.REDIS_URL ? 'redis' : 'in-process',
+      memory: {
+        idleBytes,
+        connectedBytes,
+        perSubscriberBytes: Math.round((connectedBytes - idleBytes) / opts.subscribers),
+      },
     };
   } finally {
     for (const s of sockets) s.terminate();
@@ -203,6 +224,8 @@ export function formatFanout(r: FanoutResult): string {
       `  (${r.fresh} of ${r.subscribers} showed it; target p99 <= ${FRESHNESS_TARGET_MS})`,
     `  events delivered ${r.deliveries} (at most ${r.subscribers * r.sold}: a subscriber that is behind gets the newest count only)`,
     `  lag per event (commit -> delivery, ms)  p50 ${r.lagMs.p50}  p99 ${r.lagMs.p99}  max ${r.lagMs.max}`,
+    `  server memory (RSS) ${(r.memory.idleBytes / 2 ** 20).toFixed(0)} MiB idle, ${(r.memory.connectedBytes / 2 ** 20).toFixed(0)} MiB with every subscriber: ` +
+      `${(r.memory.perSubscriberBytes / 1024).toFixed(1)} KiB per subscriber (socket, graphql-ws context, queue)`,
     "  commit time = the availability's updatedAt (the claiming transaction's timestamp); client and server share this machine's clock",
   ].join('\n');
 }
@@ -210,7 +233,7 @@ export function formatFanout(r: FanoutResult): string {
 const RESULT_PREFIX = 'FANOUT_RESULT ';
 
 /**
- * runFanout in a child process of its own (`node --import tsx bench/fanout.ts`): the 2,000 subscribers' sockets get a
+ * runFanout in a child process of its own (`node --import tsx bench/fanout.ts`): the subscribers' sockets get a
  * fresh heap, as browsers would, instead of sharing the event loop and the garbage collector of a bench process that
  * has run every other round. Progress lines are passed to `log`; `signal` kills the child.
  * @example const r = await runFanoutProcess({ databaseUrl, subscribers: 2000, sales: 50 })
@@ -270,7 +293,7 @@ async function main() {
   try {
     const r = await runFanout({
       databaseUrl: db.url,
-      subscribers: num('SUBSCRIBERS', 2000),
+      subscribers: num('SUBSCRIBERS', 10_000),
       sales: num('SALES', 50),
       concurrency: num('CONCURRENCY', 20),
       timeoutS: num('TIMEOUT_S', 90),

@@ -6,8 +6,9 @@
 // freshness. Prints progress while it runs, the table and four ratios; writes the JSON and the SVG chart under
 // bench/results/ (git-ignored); `--update-docs` also copies the chart to docs/bench.svg, the README's.
 //   BENCH_BUYERS (2000) BENCH_UNITS (100) BENCH_CONCURRENCY (64) BENCH_DURATION_S (10) BENCH_CHART_DURATION_S (3)
-//   BENCH_SUBSCRIBERS (2000) BENCH_SALES (50) BENCH_CHART_CLIENTS (1,4,16), or --buyers= --units= --concurrency=
+//   BENCH_SUBSCRIBERS (10000) BENCH_SALES (50) BENCH_CHART_CLIENTS (1,4,16), or --buyers= --units= --concurrency=
 //   --duration= --chart-clients= --out= --svg=;
+//   BENCH_BUCKETS (1,2,4,8; none) BENCH_BUCKET_DURATION_S (4), or --buckets 1,2,4,8: the stock-bucket rows (bench/buckets.ts)
 //   BENCH_CEILING=pg forces the pg ceiling; DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
 // Bounded: a safety timeout stops everything; every server it starts listens on 127.0.0.1 and is stopped at the end.
 import os from 'node:os';
@@ -24,6 +25,7 @@ import { startServer, type ServerProcess } from './server.js';
 import { round } from '../kit/stats.js';
 import { spawnServer } from '../kit/server.js';
 import { pgbenchVersion } from './pgbench.js';
+import { runBucketRows } from './buckets.js';
 import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
 import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
 import { FRESHNESS_TARGET_MS, formatFanout, runFanoutProcess } from './fanout.js';
@@ -50,10 +52,13 @@ export type BenchOptions = {
   chartClients?: number[];
   /** seconds per chart point and engine (default 3) */
   chartDurationS?: number;
-  /** live fan-out: subscribers and sales (default 2000 and 50) */
+  /** live fan-out: subscribers and sales (default 10000 and 50) */
   fanout?: { subscribers: number; sales: number };
   /** what runs the ceiling (default: pgbench when installed, else pg) */
   ceiling?: 'pgbench' | 'pg';
+  /** stock-bucket rows (bench/buckets.ts): the bucket counts (default 1, 2, 4, 8; [] for none), seconds per row (4) */
+  buckets?: number[];
+  bucketDurationS?: number;
   /** the global safety timeout; past it everything is stopped and runBench rejects */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -103,7 +108,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       ]),
     ].sort((a, b) => a - b),
     chartDurationS: opts.chartDurationS ?? 3,
-    fanout: opts.fanout ?? { subscribers: 2000, sales: 50 },
+    fanout: opts.fanout ?? { subscribers: 10_000, sales: 50 },
   };
   const log = opts.log ?? ((s: string) => console.error(s));
   const version = opts.ceiling === 'pg' ? null : pgbenchVersion();
@@ -258,6 +263,25 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     } finally {
       await settle('stopping the 2-process host', srv2.stop(), 15_000, log);
     }
+
+    // The stock-bucket rows and the capacity model's costs (docs/capacity.md), beside the single-row pair above
+    const bucketCounts = opts.buckets ?? [1, 2, 4, 8];
+    await freeLoadPool(); // pgbench opens its own connections
+    const bucketRows = bucketCounts.length
+      ? await step(`stock buckets ${bucketCounts.join(',')} and costs`, () =>
+          runBucketRows({
+            srv: srv!,
+            pool: pool!,
+            url: bdb!.url,
+            runId,
+            buckets: bucketCounts,
+            clients: p.concurrency,
+            durationS: opts.bucketDurationS ?? 4,
+            signal: ac.signal,
+            log,
+          }),
+        )
+      : [];
 
     const naiveHot = done(
       await step(`naive hot SKU for ${p.durationS} s`, () =>
@@ -440,6 +464,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       ratios,
       byClients,
       fanout: fan,
+      buckets: bucketRows,
       cheap: {
         trivial: {
           requestsPerS: rate(cheap.trivial),
@@ -536,11 +561,27 @@ function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
       return n;
     }),
     fanout: {
-      subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 2000,
+      subscribers: int('subscribers', 'BENCH_SUBSCRIBERS', 1) ?? 10_000,
       sales: int('sales', 'BENCH_SALES', 1) ?? 50,
     },
     ceiling: env.BENCH_CEILING === 'pg' ? 'pg' : undefined,
+    buckets: bucketList(argv, env),
+    bucketDurationS: num('bucket-duration', 'BENCH_BUCKET_DURATION_S', 0.5),
   };
+}
+
+/** `--buckets 1,2,4,8` (or --buckets=..., BENCH_BUCKETS): the stock-bucket rows' bucket counts; "none" for none. */
+function bucketList(argv: string[], env: NodeJS.ProcessEnv): number[] | undefined {
+  const i = argv.findIndex((a) => a === '--buckets' || a.startsWith('--buckets='));
+  const v = i < 0 ? env.BENCH_BUCKETS : argv[i]!.includes('=') ? argv[i]!.slice(10) : argv[i + 1];
+  if (v === undefined || v === '') return undefined;
+  if (v === 'none') return [];
+  return v.split(',').map((c) => {
+    const n = Number(c);
+    if (!Number.isInteger(n) || n < 1 || n > 64)
+      throw new Error(`BENCH_BUCKETS / --buckets must be bucket counts (1-64) like 1,2,4,8, got "${v}"`);
+    return n;
+  });
 }
 
 async function main() {

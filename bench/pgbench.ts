@@ -35,7 +35,22 @@ export type PgbenchOptions = {
   signal?: AbortSignal;
   /** pgbench's progress lines (-P 1) */
   onProgress?: (line: string) => void;
+  /** another script than the bare single-row claim (e.g. BUCKET_CLAIM_SCRIPT), and its -D variables beside `sku` */
+  script?: string;
+  vars?: Record<string, string | number>;
 };
+
+/**
+ * The bare bucketed claim: the same conditional UPDATE on one of :buckets bucket rows (db/migrations/0100), chosen at
+ * random per transaction, and the claim row. What PostgreSQL can do for a bucketed SKU without the HTTP path.
+ */
+export const BUCKET_CLAIM_SCRIPT = `\\set b random(0, :buckets - 1)
+WITH c AS (
+    UPDATE inventory_buckets SET available = available - 1, reserved = reserved + 1, version = version + 1
+     WHERE sku = :sku AND bucket = :b AND available >= 1
+    RETURNING sku)
+  INSERT INTO bench_claims (sku, quantity) SELECT sku, 1 FROM c;
+`;
 
 const countClaims = async (pool: pg.Pool, sku: string) =>
   (await pool.query('SELECT count(*)::int AS n FROM bench_claims WHERE sku = $1', [sku])).rows[0].n as number;
@@ -49,7 +64,7 @@ export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lastunit-pgbench-'));
   try {
     const script = path.join(dir, 'claim.sql');
-    await writeFile(script, CEILING_SCRIPT);
+    await writeFile(script, opts.script ?? CEILING_SCRIPT);
     const perClient =
       opts.transactions !== undefined ? Math.max(1, Math.ceil(opts.transactions / opts.clients)) : undefined;
     const args = [
@@ -66,6 +81,7 @@ export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
       `--log-prefix=${path.join(dir, 'tx')}`,
       '-D',
       `sku=${opts.sku}`,
+      ...Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
       '-f',
       script,
       ...(perClient !== undefined

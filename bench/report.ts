@@ -1,4 +1,5 @@
 // The result shape (also the JSON written to bench/results/latest.json) and the printed table.
+import { formatBucketRows } from './buckets.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { InventoryRow } from './verify.js';
@@ -97,6 +98,8 @@ export type BenchResult = {
   };
   byClients: ClientsRow[];
   fanout: import('./fanout.js').FanoutResult;
+  /** the stock-bucket rows and their costs (bench/buckets.ts) */
+  buckets: import('./buckets.js').CostRow[];
   cheap: { trivial: Rate; bareYoga: Rate; soldOut: Rate };
   problems: string[];
   scenarios: ScenarioResult[];
@@ -111,6 +114,12 @@ const fmt = {
   ms: (n: number) => n.toFixed(2),
   ratio: (n: number | null) => (n === null ? '-' : n.toFixed(2)),
 };
+
+/** The fan-out's memory and freshness in one line, beside the cost rows. */
+function formatFanoutLine(f: BenchResult['fanout']): string {
+  const mem = f.memory ? `, server RSS ${(f.memory.perSubscriberBytes / 1024).toFixed(1)} KiB per subscriber` : '';
+  return `FAN-OUT  ${f.subscribers} subscribers: freshness p99 ${f.freshnessMs.p99} ms (p50 ${f.freshnessMs.p50})${mem}`;
+}
 
 /** The table as printed by `npm run bench`: every row and column named in words, and what the figures mean below it. */
 export function formatTable(r: BenchResult): string {
@@ -196,6 +205,7 @@ export function formatTable(r: BenchResult): string {
     `HEADLINE  hot SKU placeOrder units sold/s over the bare claim statement's = ${fmt.int(r.headline.lastunitClaimsPerS)} / ` +
       `${fmt.int(r.headline.ceilingClaimsPerS)} = ${fmt.ratio(r.headline.ratio)}`,
   ];
+  if (r.buckets?.length) out.push('', formatBucketRows(r.buckets), formatFanoutLine(r.fanout));
   for (const s of [r.warmup, ...r.scenarios]) {
     for (const prob of s.problems) out.push(`FAIL  ${s.label}: ${prob}`);
     for (const w of s.warnings) out.push(`warn  ${s.label}: ${w}`);

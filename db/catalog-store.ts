@@ -20,8 +20,10 @@ export type Product = {
 const PRODUCT_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit, i.available, i.version, i.updated_at`;
 // A bundle's figures come from its components (db/functions/091_bundles.sql); the subquery runs for bundles only.
 const PRODUCT_READ_COLUMNS = `p.sku, p.name, p.price_amount, p.currency, i.purchase_limit,
-  CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p_bundle => p.sku) a) ELSE i.available END AS available,
-  CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p_bundle => p.sku) a) ELSE i.version END AS version, i.updated_at`;
+  CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p_bundle => p.sku) a)
+       ELSE sku_available(p_sku => i.sku, p_available => i.available, p_buckets => i.buckets) END AS available,
+  CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p_bundle => p.sku) a)
+       ELSE sku_version(p_sku => i.sku, p_version => i.version, p_buckets => i.buckets) END AS version, i.updated_at`;
 const AvailabilityRow = z.object({ sku: z.string(), available: z.number(), version: z.number(), updated_at: z.date() });
 const ProductRow = AvailabilityRow.extend({
   name: z.string(),
@@ -193,16 +195,20 @@ export async function setStock(
     : (text: string, values: unknown[], opts?: { idempotent?: boolean }) => db.run(text, values, opts);
   const { rows } = await run(
     `WITH upd AS (
-       UPDATE inventory SET available = $2, version = version + 1, updated_at = now()
-        WHERE sku = $1 AND ($3::integer IS NULL OR available = $3)
-       RETURNING sku, available, version, updated_at),
+       UPDATE inventory i  -- a bucketed SKU's change of available is moved into its buckets (120_stock-buckets.sql)
+          SET available = i.available + $2 - sku_available(p_sku => i.sku, p_available => i.available, p_buckets => i.buckets),
+              version = i.version + 1, updated_at = now()
+        WHERE i.sku = $1
+          AND ($3::integer IS NULL OR sku_available(p_sku => i.sku, p_available => i.available, p_buckets => i.buckets) = $3)
+       RETURNING i.sku, $2::integer AS available, i.version, i.updated_at),
      ev AS (  -- I9: the event is built from this statement's own RETURNING, so it carries exactly what was written
        INSERT INTO outbox (topic, aggregate_key, payload)
        SELECT 'availability', sku, jsonb_build_object('sku', sku, 'available', available, 'soldOut', available = 0,
                                                       'version', version, 'updatedAt', updated_at) FROM upd)
      SELECT sku, available, version, updated_at, true AS applied FROM upd
      UNION ALL
-     SELECT sku, available, version, updated_at, false FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+     SELECT sku, sku_available(p_sku => sku, p_available => available, p_buckets => buckets), version, updated_at, false
+       FROM inventory WHERE sku = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
     [sku, available, expected],
     { idempotent: false }, // an absolute set repeated after other writes would undo them
   );
@@ -210,7 +216,10 @@ export async function setStock(
   const r = parseRow(SetStockRow, rows[0], 'the set stock row');
   if (!r.applied) {
     // The statement's snapshot may predate the row version its UPDATE re-checked: read the current figure afresh.
-    const now = await (tx ?? db).query('SELECT available FROM inventory WHERE sku = $1', [sku]);
+    const now = await (tx ?? db).query(
+      'SELECT sku_available(p_sku => sku, p_available => available, p_buckets => buckets) AS available FROM inventory WHERE sku = $1',
+      [sku],
+    );
     return {
       ok: false,
       code: 'STALE',
@@ -231,6 +240,26 @@ export async function setPurchaseLimit(db: Db, sku: string, limit: number | null
   if (!parseRow(z.object({ ok: z.boolean().nullable() }), rows[0], 'set_purchase_limit()').ok) return null;
   const [product] = await findProducts(db, [sku]);
   return product ?? null;
+}
+
+const BucketsAnswer = z.object({
+  answer: z.union([
+    z.object({ buckets: z.number(), available: z.number() }),
+    z.object({ code: z.enum(['INVALID_BUCKETS', 'UNKNOWN_SKU', 'BUCKETS_UNSUPPORTED']), message: z.string() }),
+  ]),
+});
+
+/** Splits a SKU's units across `buckets` stock rows (1: its one row again); set_stock_buckets decides and answers. */
+export async function setStockBuckets(db: Db, sku: string, buckets: number) {
+  // an absolute set: repeating it after a connection lost mid-statement gives the same split
+  const { rows } = await db.run('SELECT set_stock_buckets(p_sku => $1, p_buckets => $2) AS answer', [sku, buckets]);
+  return parseRow(BucketsAnswer, rows[0], 'set_stock_buckets()').answer;
+}
+
+/** The sweeper's even-out of every bucketed SKU's free buckets (rebalance_stock_buckets); how many buckets changed. */
+export async function rebalanceStockBuckets(db: Db): Promise<number> {
+  const { rows } = await db.run('SELECT rebalance_stock_buckets() AS n', []);
+  return parseRow(z.object({ n: z.number() }), rows[0], 'rebalance_stock_buckets()').n;
 }
 
 /** Seeds the demo catalog; existing SKUs are left as they are. */

@@ -49,9 +49,13 @@ function toStockLevel(r: z.infer<typeof StockRow>): StockLevel {
 /** Up to `limit` SKUs in SKU order (a bundle's available is its components' minimum, as the API shows it). */
 export async function stockLevels(db: Queryable, limit: number, skus?: string[] | null): Promise<StockLevel[]> {
   const { rows } = await db.query(
-    `SELECT p.sku, p.name, p.is_bundle, i.purchase_limit, i.sold,
-            CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p_bundle => p.sku) a) ELSE i.available END AS available,
-            CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p_bundle => p.sku) a) ELSE i.version END::float8 AS version,
+    `SELECT p.sku, p.name, p.is_bundle, i.purchase_limit,  -- a bucketed SKU's figures are its buckets' sums
+            i.sold + CASE WHEN i.buckets > 1 THEN (SELECT coalesce(sum(b.sold), 0) FROM inventory_buckets b WHERE b.sku = i.sku)
+                          ELSE 0 END::int AS sold,
+            CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p_bundle => p.sku) a)
+                 ELSE sku_available(p_sku => i.sku, p_available => i.available, p_buckets => i.buckets) END AS available,
+            CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p_bundle => p.sku) a)
+                 ELSE sku_version(p_sku => i.sku, p_version => i.version, p_buckets => i.buckets) END::float8 AS version,
             COALESCE(r.held, 0)::int AS held, COALESCE(r.awaiting, 0)::int AS awaiting,
             COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', b.component_sku, 'quantity', b.quantity) ORDER BY b.component_sku)
                         FROM bundle_components b WHERE b.bundle_sku = p.sku), '[]'::jsonb) AS components

@@ -159,6 +159,12 @@ const ReleaseAnswer = z.discriminatedUnion('kind', [
 ]);
 export type ReleaseRow = z.infer<typeof ReleaseAnswer>;
 
+/** How many stock rows a SKU's units are spread over (db/migrations/0100_stock-buckets.sql); 1 for an unknown SKU. */
+export async function stockBucketsOf(db: Db, sku: string): Promise<number> {
+  const { rows } = await db.query('SELECT buckets FROM inventory WHERE sku = $1', [sku]);
+  return rows[0] ? parseRow(z.object({ buckets: z.number() }), rows[0], 'stockBucketsOf()').buckets : 1;
+}
+
 /** releaseReservation as one statement: guarded on the order's status (I6), units back in SKU order. */
 export async function releaseOrder(
   db: Db,

@@ -78,7 +78,10 @@ export async function publishOutboxBatch(
          SELECT id, topic, aggregate_key, payload, created_at FROM outbox
           WHERE published_at IS NULL ORDER BY id LIMIT $1
           FOR UPDATE SKIP LOCKED)
-       SELECT c.id, c.topic, c.aggregate_key, c.payload,
+       -- a bucketed SKU's availability is read again now (availability_now): the last event shows the final sum
+       SELECT c.id, c.topic, c.aggregate_key,
+              CASE WHEN c.topic = 'availability' THEN availability_now(p_sku => c.aggregate_key, p_payload => c.payload)
+                   ELSE c.payload END AS payload,
               extract(epoch FROM clock_timestamp() - c.created_at)::float8 AS age_seconds,
               CASE WHEN c.topic = 'order_status' THEN order_json(p_order_id => (c.payload->>'orderId')::uuid) END AS order
          FROM claimed c ORDER BY c.id`,

@@ -135,6 +135,8 @@ export const sweeperSettings = z.object({
     outboxHours: setting('OUTBOX_RETENTION_HOURS', int(0, 24)),
     /** processed payment events are kept at least this long (a processor may redeliver an event for days) */
     processedEventsDays: setting('PROCESSED_EVENTS_RETENTION_DAYS', int(30, 30)),
+    /** the event log (feed and webhook deliveries) is kept this long (docs/events.md) */
+    eventsDays: setting('EVENT_RETENTION_DAYS', int(1, 30)),
   }),
 });
 
@@ -144,6 +146,47 @@ export const webhookSettings = z.object({
   toleranceSeconds: setting('WEBHOOK_TOLERANCE_SECONDS', int(1, 300)),
   /** larger bodies are refused with 413 while they stream */
   maxBodyBytes: setting('WEBHOOK_MAX_BODY_BYTES', int(1024, 262_144)),
+});
+
+/** `5s,5m,30m,2h`: seconds per retry after the first attempt. */
+const durations = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .transform((v, ctx) => {
+      const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+      const out = v.split(',').map((part) => {
+        const m = /^\s*(\d+(?:\.\d+)?)(ms|s|m|h)\s*$/.exec(part);
+        return m ? Number(m[1]) * unit[m[2]!]! : Number.NaN;
+      });
+      if (out.length === 0 || out.length > 20 || out.some((n) => !Number.isFinite(n) || n < 0)) {
+        ctx.addIssue({ code: 'custom', message: 'must be 1-20 durations like 5s,5m,30m,2h (units ms, s, m, h)' });
+        return z.NEVER;
+      }
+      return out;
+    });
+
+/** Webhooks lastunit sends (docs/events.md): endpoints' deliveries, signed to the Standard Webhooks specification. */
+export const webhookDeliverySettings = z.object({
+  /** run the delivery worker in this process (off when it runs alone: `npm run worker:webhooks`) */
+  worker: setting('WEBHOOK_DELIVERY', onOff('on')),
+  /** the wait after each failed attempt; after the last one the delivery is FAILED */
+  retrySchedule: setting('WEBHOOK_RETRY_SCHEDULE', durations('5s,5m,30m,2h,5h,10h')),
+  /** an endpoint must answer 2xx within this */
+  timeoutMs: setting('WEBHOOK_TIMEOUT_MS', int(1, 10_000)),
+  /** an endpoint failing (no success) this long is disabled, with a webhook_endpoint.disabled event */
+  disableAfterHours: setting('WEBHOOK_DISABLE_AFTER_HOURS', z.coerce.number().positive().max(8760).default(120)),
+  /** deliveries in flight per endpoint (different orders go in parallel; one order's go in order) */
+  concurrencyPerEndpoint: setting('WEBHOOK_CONCURRENCY_PER_ENDPOINT', int(1, 4)),
+  /** endpoints may be http:// and resolve to loopback, private or link-local addresses (a shop's own network, tests) */
+  allowPrivateUrls: setting(
+    'WEBHOOK_ALLOW_PRIVATE_URLS',
+    oneOf(['true', 'false'], 'false').transform((v) => v === 'true'),
+  ),
+  /** the worker's poll when nothing woke it */
+  pollMs: setting('WEBHOOK_POLL_MS', int(10, 250)),
+  /** after rotateWebhookEndpointSecret the old secret keeps signing this long beside the new one */
+  secretOverlapHours: setting('WEBHOOK_SECRET_OVERLAP_HOURS', int(0, 24)),
 });
 
 export const paymentSettings = (runtime: Runtime) =>

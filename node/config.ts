@@ -18,6 +18,7 @@ import {
   runtimeSettings,
   tracingSettings,
   sweeperSettings,
+  webhookDeliverySettings,
   webhookSettings,
   type Runtime,
 } from './config-sections.js';
@@ -48,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     sweeper: reader.read(sweeperSettings),
     payments: reader.read(paymentSettings(runtime)),
     webhooks: reader.read(webhookSettings),
+    webhookDelivery: reader.read(webhookDeliverySettings),
     channels: reader.read(channelSettings(runtime)),
     live: reader.read(liveSettings),
     liveShop: reader.read(liveShopSettings(runtime)),

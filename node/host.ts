@@ -44,6 +44,8 @@ import { startSaleActivity } from '../common/sale-activity.js';
 import { consolePage } from './console-page.js';
 import { startTracing, tracedFetch } from './tracing.js';
 import { traceFields } from '../common/tracing.js';
+import { startWebhookDelivery } from '../orders/webhook-delivery.js';
+import { checkWebhookHost, postWebhook } from './webhook-http.js';
 
 export type NodeHost = {
   /** where this machine reaches it: http://127.0.0.1:PORT for a loopback or wildcard address, the address otherwise */
@@ -147,9 +149,22 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         },
       })
     : undefined;
+  // Webhooks lastunit sends (docs/events.md): this process's delivery worker, woken after every committed write.
+  const hooks = config.webhookDelivery;
+  if (hooks.allowPrivateUrls && production)
+    logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may be http:// and reach private addresses');
+  const webhookWorker = hooks.worker
+    ? startWebhookDelivery({
+        db,
+        post: postWebhook,
+        settings: hooks,
+        onError: (err) => logger.warn({ err }, 'webhook delivery pass failed; retrying'),
+      })
+    : undefined;
   const onOutboxWritten = async (skus?: string[]) => {
     notifyRelays();
     pusher?.wake();
+    webhookWorker?.wake();
     if (cache && skus?.length) await cache.invalidate(skus);
   };
 
@@ -215,6 +230,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     channels: { onIncident: () => pusher?.wake() },
     readiness,
     activity,
+    events: {
+      production,
+      allowPrivateUrls: hooks.allowPrivateUrls,
+      checkHost: checkWebhookHost,
+      secretOverlapHours: hooks.secretOverlapHours,
+      onDeliveryQueued: () => webhookWorker?.wake(),
+    },
   });
   let socketStats: (() => Record<string, number>) | undefined; // graphql-ws is attached once the server listens
   if (config.http.testDiagnostics && !production)
@@ -323,7 +345,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       activity.stop();
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop()]);
+      await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop(), webhookWorker?.stop()]);
       await payments.stop();
       await marketplace?.stop();
       await redis?.close();

@@ -218,6 +218,21 @@ export function createCatalog({
         : { ...failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku), replayed: false };
     },
 
+    /** A SKU's units split across `buckets` stock rows so its claims stop queueing on one row (docs/capacity.md). */
+    async setStockBuckets(input: { sku: string; buckets: number }): Promise<CatalogResult<Product>> {
+      const answer = await store.setStockBuckets(db, input.sku, input.buckets);
+      if ('code' in answer) {
+        if (answer.code === 'UNKNOWN_SKU') return failed('UNKNOWN_SKU', answer.message, ['sku'], input.sku);
+        const path = answer.code === 'INVALID_BUCKETS' ? ['buckets'] : ['sku'];
+        return failed('INVALID_INPUT', answer.message, path, input.sku);
+      }
+      await onOutboxWritten([input.sku]);
+      const [product] = await store.findProducts(db, [input.sku]);
+      if (!product) return failed('UNKNOWN_SKU', `no product with SKU ${input.sku}`, ['sku'], input.sku);
+      if (cache) await cache.put([product]);
+      return { ok: true, value: product };
+    },
+
     /** I12: the most units one customer may hold or buy of a SKU; null removes the limit. */
     async setPurchaseLimit(input: { sku: string; limit?: number | null }): Promise<CatalogResult<Product>> {
       const limitProblem = badPurchaseLimit(input.limit);

@@ -50,7 +50,27 @@ export function createClaimBatcher(work: ClaimWork, options: ClaimBatcherOptions
     onBatch: (n) => work.metrics.claimBatchSize.observe(n),
     isolate: isOneClaimsFault,
   });
-  return { work, batching: options.batching, submit: lanes };
+  return { work, batching: options.batching, submit: lanes, laneOf: bucketLanes(work.db) };
+}
+
+/**
+ * The lane a SKU's claim queues on: the SKU, or for a SKU with stock buckets (docs/capacity.md) one of as many lanes as
+ * it has buckets, in turn, so that many of its batches are in flight at once (each takes a bucket of its own). The
+ * bucket count is read at most once a second per SKU; a change takes effect within that second, and any lane count
+ * is safe (PostgreSQL decides every claim).
+ */
+function bucketLanes(db: Db, ttlMs = 1000) {
+  const known = new Map<string, { count: Promise<number>; until: number; next: number }>();
+  return async function laneOf(sku: string): Promise<string> {
+    let k = known.get(sku);
+    if (!k || k.until < Date.now()) {
+      if (known.size > 10_000) known.clear();
+      const count = store.stockBucketsOf(db, sku).catch(() => 1);
+      known.set(sku, (k = { count, until: Date.now() + ttlMs, next: k?.next ?? 0 }));
+    }
+    const n = await k.count;
+    return n > 1 ? `${sku}#${k.next++ % n}` : sku;
+  };
 }
 export type ClaimBatcher = ReturnType<typeof createClaimBatcher>;
 
@@ -60,7 +80,11 @@ export type ClaimBatcher = ReturnType<typeof createClaimBatcher>;
  */
 export async function claimOrder(batcher: ClaimBatcher, claim: Claim): Promise<store.PlaceOrderRow> {
   if (batcher.batching && claim.lines.length === 1 && !claim.payment)
-    return batcher.submit(claim.lines[0]!.sku, JSON.stringify([claim.clientId, claim.customerId, claim.key]), claim);
+    return batcher.submit(
+      await batcher.laneOf(claim.lines[0]!.sku),
+      JSON.stringify([claim.clientId, claim.customerId, claim.key]),
+      claim,
+    );
   const [row] = await placeClaims(batcher.work, [claim]);
   return row!;
 }

@@ -1,6 +1,8 @@
 import type { Db } from '../db/pool.js';
 import { deleteExpiredKeys, expireDueHolds } from '../db/orders-store.js';
+import { rebalanceStockBuckets } from '../db/catalog-store.js';
 import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } from '../db/retention-store.js';
+import { pruneEvents } from '../db/events-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
 
@@ -14,11 +16,15 @@ export type SweeperOptions = {
   retention: RetentionOptions;
 };
 
-/** What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays` (30+). */
-export type RetentionOptions = { outboxHours: number; processedEventsDays: number };
+/**
+ * What the retention jobs keep: published outbox rows for `outboxHours`, processed events for `processedEventsDays`
+ * (30+), the event log for `eventsDays` (EVENT_RETENTION_DAYS).
+ */
+export type RetentionOptions = { outboxHours: number; processedEventsDays: number; eventsDays?: number };
 
 /**
- * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due.
+ * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due, then
+ * evens out the stock buckets no claim holds (docs/capacity.md).
  * @example const n = await sweepOnce(db, metrics)
  */
 export async function sweepOnce(
@@ -34,8 +40,10 @@ export async function sweepOnce(
     metrics.reservationsExpired.inc(expired.length);
     if (expired.length) await onOutboxWritten();
     // Stop only on an empty batch: a short one may just mean another sweeper holds some candidates right now.
-    if (expired.length === 0) return total;
+    if (expired.length === 0) break;
   }
+  await rebalanceStockBuckets(db); // stock buckets evened out (the ones no claim holds right now)
+  return total;
 }
 
 /** Deletes idempotency keys past retention, in batches. */
@@ -69,7 +77,10 @@ export async function retentionOnce(db: Db, metrics: Metrics, retention: Retenti
   const processedEvents = await drain(() => pruneProcessedEvents(db, retention.processedEventsDays, batchSize));
   metrics.retentionDeleted.inc({ table: 'outbox' }, outbox);
   metrics.retentionDeleted.inc({ table: 'processed_events' }, processedEvents);
-  return { keys, outbox, processedEvents };
+  // the event log (docs/events.md): EVENT_RETENTION_DAYS, 30 by default; its deliveries go with each event
+  const events = await drain(() => pruneEvents(db, retention.eventsDays ?? 30, batchSize));
+  metrics.retentionDeleted.inc({ table: 'events' }, events);
+  return { keys, outbox, processedEvents, events };
 }
 
 /** The sweeper and the retention jobs as background loops of the Node host. Returns a stop function. */

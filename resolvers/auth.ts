@@ -36,10 +36,19 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.restock': ADMIN,
   'Mutation.setStock': ADMIN,
   'Mutation.setPurchaseLimit': ADMIN,
+  'Mutation.setStockBuckets': ADMIN,
   'Mutation.createChannel': ADMIN,
   'Mutation.updateChannel': ADMIN,
   'Mutation.publishPartnerDocuments': ADMIN,
   'Mutation.retryChannelPush': ADMIN,
+  'Query.events': ['partner', 'admin'], // a partner key: its own client's orders' events
+  'Query.webhookEndpoints': ADMIN,
+  'Query.webhookEndpoint': ADMIN,
+  'Mutation.createWebhookEndpoint': ADMIN,
+  'Mutation.updateWebhookEndpoint': ADMIN,
+  'Mutation.deleteWebhookEndpoint': ADMIN,
+  'Mutation.rotateWebhookEndpointSecret': ADMIN,
+  'Mutation.redeliverEvent': ADMIN,
   'Subscription.availabilityChanged': ['public', 'storefront', 'admin'],
   'Subscription.orderStatusChanged': ['public', 'storefront', 'admin'], // a public key only with the order's token
 } as const satisfies Record<string, readonly Role[]>;

@@ -5,6 +5,7 @@ import type { BuyerResult, Orders } from '../orders/orders.js';
 import type { PartnerDocuments } from '../orders/partner-documents.js';
 import type { Channels } from '../orders/channels.js';
 import type { ShopConsole } from '../orders/shop-console.js';
+import type { Events } from '../orders/events.js';
 import type { LivePubSub } from '../subscriptions/pubsub.js';
 
 /**
@@ -21,6 +22,7 @@ export type Context = {
   channels: Channels;
   /** the shop console's reads (docs/console.md) */
   shopConsole: ShopConsole;
+  events: Events;
   live?: LivePubSub;
   admitBuyer?: (caller: Caller, buyer: string, n?: number) => Promise<void>;
   buyerOf: (input: { customerId: string; buyerToken?: string | null }) => Promise<BuyerResult>;

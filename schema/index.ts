@@ -4,6 +4,7 @@ import { tracingEnabled, withSpan } from '../common/tracing.js';
 import './common.js';
 import './product.js';
 import './purchase-limit.js';
+import './stock-buckets.js';
 import './order.js';
 import './buyer-token.js';
 import './subscription.js';
@@ -11,6 +12,7 @@ import './partner.js';
 import './channel.js';
 import './pages.js';
 import './console.js';
+import './event.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

@@ -8,7 +8,7 @@ import type { OrderRecord } from '../orders/orders.js';
 
 type ProductNode = Awaited<ReturnType<typeof r.catalog>>['edges'][number]['node'];
 
-const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
+export const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
   description: 'Where a page ends (Relay): pass endCursor as `after` for the next page while hasNextPage.',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage', {}),

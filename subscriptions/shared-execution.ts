@@ -3,13 +3,22 @@ import type { ExecutionArgs, ExecutionResult } from 'graphql';
 type Subscribe = (
   args: ExecutionArgs,
 ) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult> | AsyncIterable<ExecutionResult> | ExecutionResult;
+type Member = { push: (r: ExecutionResult, key: string | undefined) => unknown; end: () => void; swept: number };
 type Group = {
-  members: Set<{ push: (r: ExecutionResult) => unknown; end: () => void }>;
+  members: Set<Member>;
   iterator?: AsyncIterator<ExecutionResult>;
   /** the first subscribe's answer when it was not a stream (e.g. a validation or auth error) */
   result?: ExecutionResult;
   closed: boolean;
+  /** the newest result per conflation key, with the sequence number it arrived at */
+  latest: Map<string, { value: ExecutionResult; seq: number }>;
+  seq: number;
+  sweeping: boolean;
 };
+
+/** Subscribers handed a state per turn of the event loop: between chunks the sweep lets I/O in (a newer state). */
+export const SWEEP_CHUNK = 256;
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 const isAsyncIterable = (x: unknown): x is AsyncIterable<ExecutionResult> =>
   typeof (x as any)?.[Symbol.asyncIterator] === 'function';
@@ -28,10 +37,7 @@ export const MAX_PENDING = 1024;
  * the same key, in its place: a subscriber that is behind gets the newest state, never a backlog of stale ones. A
  * result without a key (an order's status change) is never dropped: it waits its turn, up to MAX_PENDING results.
  */
-export function conflatingQueue(
-  conflateKey: ((result: ExecutionResult) => string | undefined) | undefined,
-  onDone: () => void,
-) {
+export function conflatingQueue(onDone: () => void) {
   const pending: { key: string | undefined; value: ExecutionResult }[] = [];
   let ended = false;
   let finished = false;
@@ -41,10 +47,11 @@ export function conflatingQueue(
     finished = true;
     onDone();
   };
-  const member = {
-    push(value: ExecutionResult) {
+  const member: Member = {
+    swept: 0,
+    /** `key`: the result's conflation key, computed once per result for every subscriber of its operation */
+    push(value: ExecutionResult, key: string | undefined) {
       if (ended) return;
-      const key = conflateKey?.(value);
       if (key !== undefined) {
         const waiting = pending.find((p) => p.key === key);
         if (waiting) {
@@ -99,7 +106,7 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
 
   async function open(key: string, args: ExecutionArgs, subscribe: Subscribe): Promise<Group> {
     const source = await subscribe(args);
-    const group: Group = { members: new Set(), closed: false };
+    const group: Group = { members: new Set(), closed: false, latest: new Map(), seq: 0, sweeping: false };
     if (!isAsyncIterable(source)) {
       group.result = source;
       group.closed = true;
@@ -107,12 +114,19 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
     }
     const iterator = source[Symbol.asyncIterator]();
     group.iterator = iterator;
+    const conflateKey = opts.conflateKey;
     void (async () => {
       try {
         for (;;) {
           const { done, value } = await iterator.next();
           if (done) break;
-          for (const m of group.members) m.push(value);
+          const k = conflateKey?.(value, args);
+          if (k === undefined) {
+            for (const m of group.members) m.push(value, undefined);
+            continue;
+          }
+          group.latest.set(k, { value, seq: ++group.seq });
+          if (!group.sweeping) void sweep(group);
         }
       } catch {
         // the source failed: its subscribers end; their clients resubscribe
@@ -121,6 +135,30 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
       }
     })();
     return group;
+  }
+
+  /**
+   * Hands every subscriber of the group the newest state per key it has not had, SWEEP_CHUNK subscribers per turn of
+   * the event loop. A state that arrives mid-sweep goes to the subscribers not yet reached at once, and then to those
+   * already swept: the last sale's count waits at most one pass over the subscribers, never a pass per stale state.
+   */
+  async function sweep(group: Group) {
+    group.sweeping = true;
+    try {
+      for (let pushed = 1; pushed > 0 && !group.closed; ) {
+        pushed = 0;
+        let n = 0;
+        for (const m of group.members) {
+          if (m.swept >= group.seq) continue;
+          for (const [k, e] of group.latest) if (e.seq > m.swept) m.push(e.value, k);
+          m.swept = group.seq;
+          pushed++;
+          if (++n % SWEEP_CHUNK === 0) await nextTurn();
+        }
+      }
+    } finally {
+      group.sweeping = false;
+    }
   }
 
   function close(key: string, group: Group) {
@@ -147,11 +185,11 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
       }
     }
     const g = group!;
-    const conflateKey = opts.conflateKey;
-    const { member, iterator } = conflatingQueue(conflateKey && ((r) => conflateKey(r, args)), () => {
+    const { member, iterator } = conflatingQueue(() => {
       g.members.delete(member);
       if (g.members.size === 0) close(key, g);
     });
+    member.swept = g.seq; // from the next state on, as a subscriber that joins between events
     g.members.add(member);
     return iterator;
   }

@@ -53,10 +53,13 @@ BEGIN
      SET available = available - p_quantity, version = version + 1, updated_at = now(),
          reserved = reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
          sold = sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
-   WHERE sku = p_sku AND available >= p_quantity
+   WHERE sku = p_sku AND available >= p_quantity AND buckets = 1
   RETURNING sku, available, version, updated_at, purchase_limit INTO v_inv;
-  IF NOT FOUND THEN
-    RETURN jsonb_build_object('sku', p_sku, 'quantity', p_quantity);
+  IF NOT FOUND THEN  -- a bucketed SKU's units are in its buckets (120_stock-buckets.sql), its row is not written
+    SELECT * INTO v_inv FROM claim_bucketed(p_sku, p_quantity, p_sold);
+    IF NOT FOUND THEN
+      RETURN jsonb_build_object('sku', p_sku, 'quantity', p_quantity);
+    END IF;
   END IF;
   IF v_inv.purchase_limit IS NOT NULL AND p_client_id IS NOT NULL
      AND NOT count_purchase(p_client_id, p_customer_id, p_sku, p_quantity, v_inv.purchase_limit) THEN
@@ -124,7 +127,8 @@ BEGIN
     RETURN purchase_limit_rejection(p_failure->>'sku', (p_failure->>'limit')::integer);
   END IF;
   RETURN stock_rejection(p_failure->>'sku', (p_failure->>'quantity')::integer,
-                         (SELECT i.available FROM inventory i WHERE i.sku = p_failure->>'sku'));
+                         (SELECT sku_available(i.sku, i.available, i.buckets) FROM inventory i
+                           WHERE i.sku = p_failure->>'sku'));
 END
 $$;
 

@@ -13,11 +13,11 @@
 -- two batches holding the same keys at once (another instance's retries) can deadlock on key rows, which PostgreSQL
 -- breaks (40P01, the statement is repeated whole by its caller); no such cycle can include the inventory row.
 
--- The batch's SKU (the first single-line request's: the callers batch one SKU) and whether it is plain: no bundle, no
+-- The batch's SKU (the first single-line request's: the callers batch one SKU) and whether it is plain: one stock row, no bundle, no
 -- purchase limit. No row when no request has a single line.
 CREATE OR REPLACE FUNCTION batch_sku(p_requests jsonb) RETURNS TABLE (sku text, plain boolean)
 LANGUAGE sql STABLE AS $$
-  SELECT s.sku, coalesce((SELECT NOT p.is_bundle AND i.purchase_limit IS NULL
+  SELECT s.sku, coalesce((SELECT NOT p.is_bundle AND i.purchase_limit IS NULL AND i.buckets = 1
                             FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = s.sku), false)
     FROM (SELECT e.value->'lines'->0->>'sku' AS sku
             FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
@@ -47,13 +47,14 @@ LANGUAGE sql STABLE AS $$
      WHERE jsonb_array_length(e.value->'lines') = 1
   )
   SELECT c.* FROM (
-    SELECT r.*, p.price_amount, p.currency::text AS currency, i.available, p.price_amount::bigint * r.quantity AS total,
-           CASE WHEN i.available < r.quantity THEN 'refused'
+    SELECT r.*, p.price_amount, p.currency::text AS currency, a.available, p.price_amount::bigint * r.quantity AS total,
+           CASE WHEN a.available < r.quantity THEN 'refused'
                 WHEN p_plain AND r.sku = p_sku
                      AND (r.buyer IS NULL OR NOT EXISTS (
                             SELECT 1 FROM req o WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
                 THEN 'plain' END AS path
       FROM req r JOIN products p ON p.sku = r.sku AND NOT p.is_bundle JOIN inventory i ON i.sku = r.sku
+     CROSS JOIN LATERAL (SELECT (i.available + CASE WHEN i.buckets > 1 THEN (SELECT coalesce(sum(b.available), 0)::integer FROM inventory_buckets b WHERE b.sku = i.sku) ELSE 0 END) AS available) a  -- a bucketed SKU's: its buckets' sum
      WHERE p.price_amount::bigint * r.quantity <= 2147483647
   ) c WHERE c.path IS NOT NULL
 $$;

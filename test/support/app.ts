@@ -35,7 +35,10 @@ export async function startTestApp(
     partnerDocuments: PartnerDocumentCacheOptions;
   }> &
     Partial<
-      Pick<AppDeps, 'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp' | 'buyerTokenSecret' | 'logger'>
+      Pick<
+        AppDeps,
+        'production' | 'rateLimit' | 'keys' | 'admitBuyer' | 'clientIp' | 'buyerTokenSecret' | 'logger' | 'events'
+      >
     > & { limits?: Partial<Limits> } = {},
   payments?: AppDeps['payments'] | ((db: TestDatabase['db']) => AppDeps['payments']),
   /** live wiring (pubsub, cache, notifier) built from this file's metrics */
@@ -65,6 +68,7 @@ export async function startTestApp(
       admitBuyer: settings.admitBuyer,
       clientIp: settings.clientIp,
       buyerTokenSecret: settings.buyerTokenSecret,
+      events: settings.events,
       persistedOperations: (partyOf) => useManifestOperations({ manifest: shippedManifest, partyOf, partnerDocuments }),
       executionPlugins,
       settings: {

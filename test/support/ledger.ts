@@ -66,10 +66,20 @@ export async function auditLedger(
 ): Promise<string[]> {
   const problems: string[] = [];
   const rows = async (sql: string, values: unknown[] = []) => (await db.query(sql, values)).rows;
+  // a SKU's figures: its row's plus its stock buckets' (db/migrations/0100_stock-buckets.sql), where there are any
+  const bucketed = (await rows(`SELECT to_regclass('inventory_buckets') IS NOT NULL AS b`))[0].b as boolean;
+  const stock = bucketed
+    ? `(SELECT i.sku, i.purchase_limit, i.available + coalesce(sum(b.available), 0)::int AS available,
+               i.reserved + coalesce(sum(b.reserved), 0)::int AS reserved, i.sold + coalesce(sum(b.sold), 0)::int AS sold
+          FROM inventory i LEFT JOIN inventory_buckets b ON b.sku = i.sku GROUP BY i.sku)`
+    : 'inventory';
   for (const r of await rows(
     `SELECT sku, available, reserved, sold FROM inventory WHERE least(available, reserved, sold) < 0`,
   ))
     problems.push(`negative stock: ${JSON.stringify(r)}`);
+  if (bucketed)
+    for (const r of await rows(`SELECT * FROM inventory_buckets WHERE least(available, reserved, sold) < 0`))
+      problems.push(`negative stock bucket: ${JSON.stringify(r)}`);
   for (const r of await rows(`SELECT * FROM customer_purchases WHERE units < 0`))
     problems.push(`negative purchase counter: ${JSON.stringify(r)}`);
   for (const r of await rows(`SELECT * FROM buyer_holds WHERE active < 0`))
@@ -79,7 +89,7 @@ export async function auditLedger(
     `SELECT i.sku, i.available, i.reserved, i.sold,
             (SELECT coalesce(sum(quantity), 0)::int FROM reservations WHERE sku = i.sku AND state IN ('HELD', 'AWAITING_PAYMENT')) AS held,
             (SELECT coalesce(sum(quantity), 0)::int FROM reservations WHERE sku = i.sku AND state = 'SOLD') AS sold_units
-       FROM inventory i WHERE i.sku = ANY ($1::text[])`,
+       FROM ${stock} i WHERE i.sku = ANY ($1::text[])`,
     [skus],
   )) {
     const stocked = opts.stocked[r.sku]!;

@@ -1,0 +1,284 @@
+// The bench's stock-bucket rows (`npm run bench -- --buckets 1,2,4,8`) and the capacity model's inputs
+// (docs/capacity.md): per bucket count, the hot SKU over HTTP at `clients` clients with that many stock rows; beside
+// them pgbench's bare single-row claim and its bare bucketed claim (what PostgreSQL can do without the HTTP path), and
+// sold-out answers. Every row carries what it cost: server CPU and PostgreSQL CPU per answer (ms), WAL bytes per
+// answer and answers per commit, with the machine's 1-minute load when it ran.
+//   server CPU:     the server process's utime + stime (/proc/<pid>/stat) over the round;
+//   PostgreSQL CPU: the bench database's backends' utime + stime (polled, see backendCpu), not the shared background
+//                   writers;
+//   WAL:            pg_current_wal_lsn() before and after: the whole server's WAL, so on a server other databases
+//                   write to at the same time, an upper bound;
+//   commits:        xact_commit of the bench database (pg_stat_database), its answers per commit are the batching.
+import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
+import type pg from 'pg';
+import { createProduct, runPlaceOrderLoad } from './http-load.js';
+import { BUCKET_CLAIM_SCRIPT, runPgbench } from './pgbench.js';
+import type { ServerProcess } from './server.js';
+import { round } from '../kit/stats.js';
+
+export type CostRow = {
+  label: string;
+  buckets: number;
+  clients: number;
+  answers: number;
+  claims: number;
+  perS: number;
+  /** claims/s (answers/s for sold-out) over the single-row bare claim's */
+  vsBare: number | null;
+  serverCpuMsPerAnswer: number | null;
+  pgCpuMsPerAnswer: number;
+  walBytesPerAnswer: number;
+  answersPerCommit: number;
+  /** 1-minute load average at the end of the round */
+  load: number;
+  errors: number;
+};
+
+const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU in 1/100 s on Linux
+
+async function cpuMsOf(pid: number, children = false): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 on (the name may hold spaces)
+    const own = Number(f[11]) + Number(f[12]); // utime, stime (fields 14, 15)
+    return (own + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS; // cutime, cstime (16, 17)
+  } catch {
+    return 0; // gone meanwhile
+  }
+}
+
+/**
+ * CPU ms used by the bench database's backends (pg_stat_activity of current_database()) since start: polled every
+ * 200 ms, so a backend that ends between polls (pgbench's, at its end) loses at most its last 200 ms. Background
+ * processes (WAL writer, checkpointer) are not counted: they are shared with every other database on the server.
+ */
+function backendCpu(pool: pg.Pool) {
+  const base = new Map<number, number>();
+  const last = new Map<number, number>();
+  let first = true;
+  const poll = async () => {
+    const { rows } = await pool.query(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    for (const { pid } of rows as { pid: number }[]) {
+      const ms = await cpuMsOf(pid);
+      if (!last.has(pid)) base.set(pid, first ? ms : 0); // a backend born during the round counts from 0
+      last.set(pid, ms);
+    }
+    first = false;
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const started = poll().then(() => {
+    timer = setInterval(() => void poll().catch(() => {}), 200);
+  });
+  return {
+    started,
+    async stop(): Promise<number> {
+      clearInterval(timer);
+      await poll().catch(() => {});
+      let total = 0;
+      for (const [pid, ms] of last) total += ms - (base.get(pid) ?? 0);
+      return total;
+    },
+  };
+}
+
+type Mark = { at: bigint; serverMs: number; lsn: string; commits: number };
+
+async function mark(pool: pg.Pool, serverPid: number | null): Promise<Mark> {
+  const { rows } = await pool.query(
+    `SELECT pg_current_wal_lsn()::text AS lsn,
+            (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits`,
+  );
+  return {
+    at: process.hrtime.bigint(),
+    serverMs: serverPid ? await cpuMsOf(serverPid) : 0,
+    lsn: rows[0].lsn,
+    commits: Number(rows[0].commits),
+  };
+}
+
+/** Runs `work` between two marks with the backends' CPU tracked. */
+async function measured<T>(pool: pg.Pool, serverPid: number | null, work: () => Promise<T>) {
+  const cpu = backendCpu(pool);
+  await cpu.started;
+  const a = await mark(pool, serverPid);
+  const out = await work();
+  const b = await mark(pool, serverPid);
+  return { out, a, b, pgMs: await cpu.stop() };
+}
+
+async function costs(pool: pg.Pool, m: { a: Mark; b: Mark; pgMs: number }, answers: number, withServer: boolean) {
+  const { a, b } = m;
+  const { rows } = await pool.query('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS wal', [b.lsn, a.lsn]);
+  const per = (x: number) => (answers > 0 ? x / answers : 0);
+  return {
+    elapsedS: Number(b.at - a.at) / 1e9,
+    serverCpuMsPerAnswer: withServer ? round(per(b.serverMs - a.serverMs), 3) : null,
+    pgCpuMsPerAnswer: round(per(m.pgMs), 3),
+    walBytesPerAnswer: round(per(Number(rows[0].wal))),
+    // the measuring statements' own commits are left out
+    answersPerCommit: round(answers / Math.max(1, b.commits - a.commits - 1), 2),
+  };
+}
+
+async function adminGql(srv: ServerProcess, query: string, variables: unknown) {
+  const r = await fetch(srv.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${srv.keys.admin}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await r.json();
+  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  return body.data;
+}
+
+async function setBuckets(srv: ServerProcess, sku: string, buckets: number) {
+  const d = await adminGql(
+    srv,
+    'mutation($i: SetStockBucketsInput!) { setStockBuckets(input: $i) { userErrors { code message } } }',
+    { i: { sku, buckets } },
+  );
+  if (d.setStockBuckets.userErrors.length) throw new Error(JSON.stringify(d.setStockBuckets.userErrors));
+}
+
+export type BucketBenchOptions = {
+  srv: ServerProcess;
+  pool: pg.Pool;
+  url: string;
+  runId: string;
+  buckets: number[];
+  clients: number;
+  durationS: number;
+  signal?: AbortSignal;
+  log: (line: string) => void;
+};
+
+/**
+ * The rows: pgbench bare single-row claim, pgbench bare bucketed claim per bucket count, lastunit over HTTP per bucket
+ * count, and sold-out answers over HTTP; each with its costs.
+ * @example const rows = await runBucketRows({ srv, pool, url, runId, buckets: [1, 2, 4, 8], clients: 64, durationS: 4, log })
+ */
+export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]> {
+  const rows: CostRow[] = [];
+  const load = () => round(os.loadavg()[0]!, 2);
+  const stock = 50_000_000;
+  const row = (r: Omit<CostRow, 'vsBare' | 'load'>): CostRow => {
+    const bare = rows.find((x) => x.label === 'pgbench bare claim, 1 row');
+    const full = { ...r, vsBare: bare && bare.perS > 0 ? round(r.perS / bare.perS, 3) : null, load: load() };
+    opts.log(`bench:   -> ${formatRow(full)}`);
+    rows.push(full);
+    return full;
+  };
+
+  const pgbench = (sku: string, script: { script?: string; vars?: Record<string, number> }) =>
+    runPgbench({
+      url: opts.url,
+      pool: opts.pool,
+      sku,
+      clients: opts.clients,
+      durationS: opts.durationS,
+      signal: opts.signal,
+      ...script,
+    });
+  for (const n of [1, ...opts.buckets.filter((b) => b > 1)]) {
+    const sku = `PGB-${n}-${opts.runId}`;
+    await createProduct(opts.srv, sku, stock);
+    if (n > 1) await setBuckets(opts.srv, sku, n);
+    const script = n > 1 ? { script: BUCKET_CLAIM_SCRIPT, vars: { buckets: n } } : {};
+    // PostgreSQL's max_connections is shared with whatever else uses the server: a run that could not open its
+    // clients is run again (up to 5 times, 3 s apart) rather than reported as 0
+    let m = await measured(opts.pool, null, () => pgbench(sku, script));
+    for (let i = 0; i < 5 && m.out.errorSamples.some((e) => e.includes('too many clients')); i++) {
+      opts.log(`bench:   pgbench could not open ${opts.clients} connections (too many clients): again in 3 s`);
+      await new Promise((r) => setTimeout(r, 3000));
+      m = await measured(opts.pool, null, () => pgbench(sku, script));
+    }
+    const o = m.out;
+    const c = await costs(opts.pool, m, o.claimed + o.refused, false);
+    row({
+      label: n > 1 ? `pgbench bare claim, ${n} buckets` : 'pgbench bare claim, 1 row',
+      buckets: n,
+      clients: opts.clients,
+      answers: o.claimed + o.refused,
+      claims: o.claimed,
+      perS: round(o.claimed / o.elapsedS),
+      errors: o.errors,
+      ...c,
+    });
+  }
+
+  for (const n of opts.buckets) {
+    const sku = `LUB-${n}-${opts.runId}`;
+    await createProduct(opts.srv, sku, stock);
+    if (n > 1) await setBuckets(opts.srv, sku, n);
+    // warm: the pool's connections and their plans for this SKU's path
+    await runPlaceOrderLoad({ srv: opts.srv, sku, keyPrefix: `lub${n}w`, connections: opts.clients, amount: 300 });
+    const m = await measured(opts.pool, opts.srv.pid, () =>
+      runPlaceOrderLoad({
+        srv: opts.srv,
+        sku,
+        keyPrefix: `lub${n}`,
+        connections: opts.clients,
+        durationS: opts.durationS,
+      }),
+    );
+    const o = m.out;
+    const answers = o.claimed + o.refused;
+    const c = await costs(opts.pool, m, answers, true);
+    row({
+      label: `lastunit hot SKU, ${n === 1 ? '1 row' : `${n} buckets`}`,
+      buckets: n,
+      clients: opts.clients,
+      answers,
+      claims: o.claimed,
+      perS: round(o.claimed / c.elapsedS),
+      errors: o.errors,
+      ...c,
+    });
+  }
+
+  const soldOut = `LUS-${opts.runId}`;
+  await createProduct(opts.srv, soldOut, 0);
+  const m = await measured(opts.pool, opts.srv.pid, () =>
+    runPlaceOrderLoad({
+      srv: opts.srv,
+      sku: soldOut,
+      keyPrefix: 'lus',
+      connections: opts.clients,
+      durationS: opts.durationS,
+    }),
+  );
+  const o = m.out;
+  const answers = o.claimed + o.refused;
+  const c = await costs(opts.pool, m, answers, true);
+  row({
+    label: 'lastunit sold-out answers',
+    buckets: 1,
+    clients: opts.clients,
+    answers,
+    claims: o.claimed,
+    perS: round(answers / c.elapsedS),
+    errors: o.errors,
+    ...c,
+  });
+  return rows;
+}
+
+function formatRow(r: CostRow): string {
+  return (
+    `${r.label.padEnd(34)} ${String(Math.round(r.perS)).padStart(6)}/s  x${r.vsBare ?? '-'} of bare  ` +
+    `server ${r.serverCpuMsPerAnswer ?? '-'} ms  pg ${r.pgCpuMsPerAnswer} ms  WAL ${r.walBytesPerAnswer} B  ` +
+    `${r.answersPerCommit}/commit  load ${r.load}${r.errors ? `  ERRORS ${r.errors}` : ''}`
+  );
+}
+
+/** The rows as the report prints them, with the capacity model's inputs named. */
+export function formatBucketRows(rows: CostRow[]): string {
+  return [
+    `STOCK BUCKETS AND COSTS (${rows[0]?.clients ?? '?'} clients; per answer: server CPU, PostgreSQL CPU, WAL bytes; answers per commit; 1-min load)`,
+    ...rows.map((r) => `  ${formatRow(r)}`),
+    "  costs are inputs of docs/capacity.md; PostgreSQL CPU is the bench database's backends, WAL the whole server's (an upper bound)",
+  ].join('\n');
+}

@@ -1,0 +1,250 @@
+-- Stock buckets (db/migrations/0100_stock-buckets.sql, docs/capacity.md): a SKU's units split across N rows so its
+-- claims stop queueing on one row lock. A claim takes from one bucket (claim_bucketed), the SKU's figures are the
+-- buckets' sums (sku_available, sku_version, availability_now), every other writer goes through the SKU row and is
+-- routed into the buckets under its lock (route_to_buckets: SKU, then bucket), and the sweeper evens buckets out
+-- without waiting for any (rebalance_stock_buckets).
+
+-- What a reader shows as the SKU's available units: its row's, plus its buckets' when it has some. STABLE SQL: inlined.
+CREATE OR REPLACE FUNCTION sku_available(p_sku text, p_available integer, p_buckets smallint) RETURNS integer
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p_buckets = 1 THEN p_available
+              ELSE p_available + (SELECT coalesce(sum(b.available), 0)::integer FROM inventory_buckets b
+                                   WHERE b.sku = p_sku) END
+$$;
+
+-- The SKU's version: its row's plus its buckets' (each only grows, so the sum grows with every change of any of them).
+CREATE OR REPLACE FUNCTION sku_version(p_sku text, p_version bigint, p_buckets smallint) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p_buckets = 1 THEN p_version
+              ELSE p_version + (SELECT coalesce(sum(b.version), 0)::bigint FROM inventory_buckets b
+                                 WHERE b.sku = p_sku) END
+$$;
+
+-- An availability event's payload as the relay publishes it: a bucketed SKU's figures are read again at publishing
+-- (committed sums), so the event after the last claim's commit shows the SKU's final count, whichever bucket took it.
+-- Any other payload (a single-row SKU, a bundle) is published as written.
+CREATE OR REPLACE FUNCTION availability_now(p_sku text, p_payload jsonb) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(
+    (SELECT p_payload || jsonb_build_object('available', a.n, 'soldOut', a.n = 0,
+                                             'version', sku_version(i.sku, i.version, i.buckets))
+       FROM inventory i CROSS JOIN LATERAL (SELECT sku_available(i.sku, i.available, i.buckets) AS n) a
+      WHERE i.sku = p_sku AND i.buckets > 1),
+    p_payload)
+$$;
+
+-- Takes p_quantity units of a bucketed SKU (the claim of claim_line, 015_claim-units.sql): from the bucket this
+-- transaction hashes to (every claim of one batch starts at the same bucket, so a batch mostly locks one bucket and two
+-- batches rarely lock two buckets in opposite orders), or the next one in rotation that no other transaction holds (SKIP LOCKED: a claim never queues behind
+-- another while a bucket is free); else waits for its own bucket; else takes the line in pieces from every bucket in
+-- bucket order (take_bucket_fragments). No row: the SKU is not bucketed, or its buckets together cannot cover the line.
+-- The SKU row is never locked here; its purchase limit is read after the bucket is (route_to_buckets waits for
+-- every bucket before a new limit commits, so a claim that got its bucket after that reads the new limit).
+DROP FUNCTION IF EXISTS claim_bucketed(text, integer, boolean, text);
+CREATE OR REPLACE FUNCTION claim_bucketed(p_sku text, p_quantity integer, p_sold boolean)
+RETURNS TABLE (sku text, available integer, version bigint, updated_at timestamptz, purchase_limit integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n     integer;
+  v_start integer;
+BEGIN
+  SELECT i.buckets INTO v_n FROM inventory i WHERE i.sku = p_sku;
+  IF coalesce(v_n, 1) = 1 THEN
+    RETURN;
+  END IF;
+  v_start := abs(hashtext(pg_current_xact_id()::text) % v_n);
+  UPDATE inventory_buckets b SET available = b.available - p_quantity, version = b.version + 1,
+         reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
+         sold = b.sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
+    FROM (SELECT f.bucket FROM inventory_buckets f WHERE f.sku = p_sku AND f.available >= p_quantity
+           ORDER BY (f.bucket - v_start + v_n) % v_n LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) c
+   WHERE b.sku = p_sku AND b.bucket = c.bucket;
+  IF NOT FOUND THEN
+    UPDATE inventory_buckets b SET available = b.available - p_quantity, version = b.version + 1,
+           reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
+           sold = b.sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
+     WHERE b.sku = p_sku AND b.bucket = v_start AND b.available >= p_quantity;
+  END IF;
+  IF NOT FOUND AND NOT take_bucket_fragments(p_sku, p_quantity, p_sold) THEN
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT i.sku, sku_available(i.sku, i.available, i.buckets), sku_version(i.sku, i.version, i.buckets),
+                      now(), i.purchase_limit
+                 FROM inventory i WHERE i.sku = p_sku;
+END
+$$;
+
+-- A line no single bucket covers, taken in pieces from the buckets in bucket order (the one order every multi-bucket
+-- writer locks them in), all or none: false, with nothing taken, when the SKU's buckets together cannot cover it.
+CREATE OR REPLACE FUNCTION take_bucket_fragments(p_sku text, p_quantity integer, p_sold boolean) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_left integer := p_quantity;
+  v_take integer;
+  v_b    record;
+BEGIN
+  IF (SELECT coalesce(sum(b.available), 0) FROM inventory_buckets b WHERE b.sku = p_sku) < p_quantity THEN
+    RETURN false;  -- the SKU cannot cover the line: a refusal without a lock
+  END IF;
+  BEGIN
+    FOR v_b IN SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = p_sku ORDER BY b.bucket
+                  FOR NO KEY UPDATE LOOP
+      v_take := least(v_b.available, v_left);
+      CONTINUE WHEN v_take = 0;
+      UPDATE inventory_buckets b SET available = b.available - v_take, version = b.version + 1,
+             reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE v_take END,
+             sold = b.sold + CASE WHEN p_sold THEN v_take ELSE 0 END
+       WHERE b.sku = p_sku AND b.bucket = v_b.bucket;
+      v_left := v_left - v_take;
+      EXIT WHEN v_left = 0;
+    END LOOP;
+    IF v_left > 0 THEN  -- taken by others since the sum was read: undo the pieces
+      RAISE EXCEPTION 'buckets short' USING ERRCODE = 'LU002';
+    END IF;
+  EXCEPTION WHEN SQLSTATE 'LU002' THEN
+    RETURN false;
+  END;
+  RETURN true;
+END
+$$;
+
+-- Moves p_quantity units of a bucketed SKU between its figures (p_from, p_to: 'available', 'reserved', 'sold', or NULL
+-- for units entering or leaving the SKU), bucket by bucket in bucket order, each bucket locked: units leave the buckets
+-- that have them and enter the same buckets (returned units go back to a bucket); units that only enter go to the
+-- bucket with the fewest available. Called under the SKU row's lock (route_to_buckets).
+CREATE OR REPLACE FUNCTION move_bucket_units(p_sku text, p_from text, p_to text, p_quantity integer) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_left integer := p_quantity;
+  v_take integer;
+  v_b    record;
+BEGIN
+  FOR v_b IN SELECT b.* FROM inventory_buckets b WHERE b.sku = p_sku
+              ORDER BY CASE WHEN p_from IS NULL THEN b.available END, b.bucket FOR NO KEY UPDATE LOOP
+    v_take := least(v_left, CASE p_from WHEN 'available' THEN v_b.available WHEN 'reserved' THEN v_b.reserved
+                                        WHEN 'sold' THEN v_b.sold ELSE v_left END);
+    CONTINUE WHEN v_take = 0;
+    UPDATE inventory_buckets b
+       SET available = b.available + v_take * ((p_to IS NOT DISTINCT FROM 'available')::integer - (p_from IS NOT DISTINCT FROM 'available')::integer),
+           reserved = b.reserved + v_take * ((p_to IS NOT DISTINCT FROM 'reserved')::integer - (p_from IS NOT DISTINCT FROM 'reserved')::integer),
+           sold = b.sold + v_take * ((p_to IS NOT DISTINCT FROM 'sold')::integer - (p_from IS NOT DISTINCT FROM 'sold')::integer),
+           version = b.version + 1
+     WHERE b.sku = p_sku AND b.bucket = v_b.bucket;
+    v_left := v_left - v_take;
+    EXIT WHEN v_left = 0;
+  END LOOP;
+  IF v_left > 0 THEN
+    RAISE EXCEPTION 'bucketed SKU % has fewer than % % units', p_sku, p_quantity, p_from USING ERRCODE = '23514';
+  END IF;
+END
+$$;
+
+-- A write to a bucketed SKU's row (its lock is held: the SKU first): the change of available, reserved and sold moves
+-- into the buckets (move_bucket_units, in pairs: what leaves one figure enters another), the row keeps 0s and its
+-- version grows. A new purchase limit waits for every bucket (a claim in flight commits first; a later one reads the
+-- new limit). A bucketed SKU cannot become a bundle component nor be listed on a channel (not supported yet).
+CREATE OR REPLACE FUNCTION route_to_buckets() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_d     integer[] := ARRAY[NEW.available - OLD.available, NEW.reserved - OLD.reserved, NEW.sold - OLD.sold];
+  v_names text[] := ARRAY['available', 'reserved', 'sold'];
+  v_q     integer;
+BEGIN
+  IF NEW.bundles > OLD.bundles OR (NEW.listed AND NOT OLD.listed) THEN
+    RAISE EXCEPTION '% has stock buckets: setStockBuckets(sku: %, buckets: 1) first', NEW.sku, NEW.sku
+      USING ERRCODE = '0A000';
+  END IF;
+  IF NEW.purchase_limit IS DISTINCT FROM OLD.purchase_limit THEN
+    PERFORM 1 FROM inventory_buckets b WHERE b.sku = NEW.sku ORDER BY b.bucket FOR NO KEY UPDATE;
+  END IF;
+  FOR i IN 1 .. 3 LOOP
+    FOR j IN 1 .. 3 LOOP
+      CONTINUE WHEN v_d[i] >= 0 OR v_d[j] <= 0;
+      v_q := least(-v_d[i], v_d[j]);
+      PERFORM move_bucket_units(NEW.sku, v_names[i], v_names[j], v_q);
+      v_d[i] := v_d[i] + v_q;
+      v_d[j] := v_d[j] - v_q;
+    END LOOP;
+  END LOOP;
+  FOR i IN 1 .. 3 LOOP
+    CONTINUE WHEN v_d[i] = 0;
+    PERFORM move_bucket_units(NEW.sku, CASE WHEN v_d[i] < 0 THEN v_names[i] END,
+                              CASE WHEN v_d[i] > 0 THEN v_names[i] END, abs(v_d[i]));
+  END LOOP;
+  NEW.available := OLD.available;
+  NEW.reserved := OLD.reserved;
+  NEW.sold := OLD.sold;
+  RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER inventory_route_to_buckets BEFORE UPDATE ON inventory
+  FOR EACH ROW WHEN (OLD.buckets > 1 AND NEW.buckets = OLD.buckets) EXECUTE FUNCTION route_to_buckets();
+
+-- setStockBuckets: the SKU's units (available, reserved, sold) split evenly across p_buckets rows, or gathered back
+-- into its row (1). Locks the SKU row, then every bucket in bucket order; the SKU's figures do not change, its
+-- version grows (with an availability event). Answers {buckets, available} or {code, message} (nothing written).
+CREATE OR REPLACE FUNCTION set_stock_buckets(p_sku text, p_buckets integer) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_inv record;
+  v_t   record;
+BEGIN
+  IF p_buckets IS NULL OR p_buckets NOT BETWEEN 1 AND 64 THEN
+    RETURN jsonb_build_object('code', 'INVALID_BUCKETS', 'message', 'buckets must be between 1 and 64');
+  END IF;
+  SELECT i.*, p.is_bundle INTO v_inv FROM inventory i JOIN products p ON p.sku = i.sku WHERE i.sku = p_sku
+     FOR UPDATE OF i;
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('code', 'UNKNOWN_SKU', 'message', format('no product %s', p_sku));
+  END IF;
+  IF p_buckets > 1 AND (v_inv.is_bundle OR v_inv.bundles > 0 OR v_inv.listed) THEN
+    RETURN jsonb_build_object('code', 'BUCKETS_UNSUPPORTED', 'message',
+      format('%s is a bundle, a bundle component or listed on a channel: it keeps one stock row', p_sku));
+  END IF;
+  SELECT v_inv.available + coalesce(sum(b.available), 0) AS available, v_inv.reserved + coalesce(sum(b.reserved), 0)
+         AS reserved, v_inv.sold + coalesce(sum(b.sold), 0) AS sold, coalesce(sum(b.version), 0) AS version INTO v_t
+    FROM (SELECT * FROM inventory_buckets b WHERE b.sku = p_sku ORDER BY b.bucket FOR UPDATE) b;
+  DELETE FROM inventory_buckets b WHERE b.sku = p_sku;
+  -- two writes, each changing the bucket count, so route_to_buckets (for writes that keep the count) is not called
+  UPDATE inventory SET buckets = 1, available = v_t.available, reserved = v_t.reserved, sold = v_t.sold,
+                       version = version + v_t.version + 1, updated_at = now() WHERE sku = p_sku;
+  IF p_buckets > 1 THEN
+    INSERT INTO inventory_buckets (sku, bucket, available, reserved, sold)
+    SELECT p_sku, g, v_t.available / p_buckets + (g < v_t.available % p_buckets)::integer,
+           v_t.reserved / p_buckets + (g < v_t.reserved % p_buckets)::integer,
+           v_t.sold / p_buckets + (g < v_t.sold % p_buckets)::integer
+      FROM generate_series(0, p_buckets - 1) g;
+    UPDATE inventory SET buckets = p_buckets, available = 0, reserved = 0, sold = 0 WHERE sku = p_sku;
+  END IF;
+  PERFORM emit_availability(ARRAY[p_sku]);  -- the relay publishes the sums (availability_now)
+  RETURN jsonb_build_object('buckets', p_buckets, 'available', v_t.available);
+END
+$$;
+
+-- The sweeper's pass: every bucketed SKU's buckets that no transaction holds right now (SKIP LOCKED: it never waits
+-- for a claim, nor makes one wait longer than its own short statement) get even shares of their available units.
+-- Reserved and sold units stay where they are (a release returns them to a bucket that has them). Returns how many
+-- buckets changed.
+CREATE OR REPLACE FUNCTION rebalance_stock_buckets() RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_sku  text;
+  v_rows integer;
+  v_n    integer := 0;
+BEGIN
+  FOR v_sku IN SELECT i.sku FROM inventory i WHERE i.buckets > 1 ORDER BY i.sku LOOP
+    WITH free AS (
+      SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = v_sku ORDER BY b.bucket
+         FOR NO KEY UPDATE SKIP LOCKED),
+    tot AS (SELECT sum(f.available)::integer AS a, count(*)::integer AS c FROM free f),
+    even AS (SELECT f.bucket, t.a / t.c + (row_number() OVER (ORDER BY f.bucket) <= t.a % t.c)::integer AS target
+               FROM free f CROSS JOIN tot t)
+    UPDATE inventory_buckets b SET available = e.target, version = b.version + 1
+      FROM even e WHERE b.sku = v_sku AND b.bucket = e.bucket AND b.available <> e.target;
+    GET DIAGNOSTICS v_rows = ROW_COUNT;
+    v_n := v_n + v_rows;
+  END LOOP;
+  RETURN v_n;
+END
+$$;

@@ -1,0 +1,207 @@
+// Stock buckets (setStockBuckets, db/functions/120_stock-buckets.sql): a SKU's units spread over several rows, its
+// figures the buckets' sums. Two server processes (claim batching off, and two batches in flight) race buyers for a
+// bucketed SKU: nobody oversold, one order per key, no false sold out with quantities that fragment the buckets,
+// returned units back in a bucket, and the ledger audit clean after every race.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnServer, type ServerProcess } from '../kit/server.js';
+import { createTestDatabase, type TestDatabase } from './support/db.js';
+import { CREATE_PRODUCT, KEYS, PLACE_ORDER, RELEASE } from './support/app.js';
+import { auditLedger } from './support/ledger.js';
+
+const API_KEYS = `storefront:${KEYS.storefront},admin:${KEYS.admin}`;
+const SET_BUCKETS = `mutation($input: SetStockBucketsInput!) { setStockBuckets(input: $input) {
+  product { sku availability { available version } } userErrors { code field message } } }`;
+type Placed = {
+  order: { id: string; status: string; rejection: { code: string } | null } | null;
+  userErrors: { code: string }[];
+};
+
+let tdb: TestDatabase;
+let servers: ServerProcess[] = [];
+beforeAll(async () => {
+  tdb = await createTestDatabase({ max: 10 });
+  const env = {
+    DATABASE_URL: tdb.url,
+    API_KEYS,
+    DATABASE_POOL_SIZE: '16',
+    RATE_LIMIT_BUYER_PER_WINDOW: '0',
+    MAX_ACTIVE_HOLDS: '0',
+    RELAY: 'off',
+  };
+  servers = await Promise.all([
+    spawnServer({ env: { ...env, CLAIM_BATCHING: 'off' } }),
+    spawnServer({ env: { ...env, CLAIM_BATCHING: 'on', CLAIM_BATCHES_IN_FLIGHT: '2' } }),
+  ]);
+}, 90_000);
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  await tdb?.drop();
+});
+
+async function gql(query: string, variables: Record<string, unknown>, key = KEYS.storefront, srv = servers[0]!) {
+  const res = await fetch(srv.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  return res.json();
+}
+async function product(sku: string, stock: number) {
+  const input = { sku, name: sku, priceAmount: 100, currencyCode: 'USD', initialStock: stock };
+  expect((await gql(CREATE_PRODUCT, { input }, KEYS.admin)).data.createProduct.userErrors).toEqual([]);
+}
+const setBuckets = async (sku: string, buckets: number, key = KEYS.admin) =>
+  gql(SET_BUCKETS, { input: { sku, buckets } }, key);
+const placeOrder = async (i: number, input: { idempotencyKey: string; customerId: string; lines: unknown[] }) => {
+  const body = await gql(PLACE_ORDER, { input }, KEYS.storefront, servers[i % 2]!);
+  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  return body.data.placeOrder as Placed;
+};
+const buckets = async (sku: string) =>
+  (
+    await tdb.db.query(
+      'SELECT bucket, available, reserved, sold FROM inventory_buckets WHERE sku = $1 ORDER BY bucket',
+      [sku],
+    )
+  ).rows as { bucket: number; available: number; reserved: number; sold: number }[];
+const totalAvailable = async (sku: string) => (await buckets(sku)).reduce((n, b) => n + b.available, 0);
+/** n buyers at once */
+const all = <T>(n: number, buy: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => buy(i)));
+/** 0 duplicates: every order of these SKUs is the one order of its own key. */
+const duplicates = async () =>
+  (
+    await tdb.db.query(
+      `SELECT (SELECT count(DISTINCT o.id) FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE l.sku LIKE 'BK-%')
+            - (SELECT count(DISTINCT k.order_id) FROM idempotency_keys k JOIN order_lines l ON l.order_id = k.order_id
+                WHERE l.sku LIKE 'BK-%') AS n`,
+    )
+  ).rows[0].n as number;
+
+describe('stock buckets', () => {
+  it('setStockBuckets is admin only, refuses bad input writing nothing, and keeps the figures the sums', async () => {
+    await product('BK-SET', 10);
+    const denied = await setBuckets('BK-SET', 4, KEYS.storefront);
+    expect(denied.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    for (const [sku, n, code, field] of [
+      ['BK-SET', 0, 'INVALID_INPUT', 'buckets'],
+      ['BK-SET', 65, 'INVALID_INPUT', 'buckets'],
+      ['BK-NONE', 2, 'UNKNOWN_SKU', 'sku'],
+    ] as const) {
+      const r = (await setBuckets(sku, n)).data.setStockBuckets;
+      expect(r.product).toBeNull();
+      expect(r.userErrors).toMatchObject([{ code, field: ['input', field] }]);
+    }
+    expect(await buckets('BK-SET')).toEqual([]);
+    const split = (await setBuckets('BK-SET', 4)).data.setStockBuckets;
+    expect(split.userErrors).toEqual([]);
+    expect(split.product.availability.available).toBe(10);
+    expect((await buckets('BK-SET')).map((b) => b.available)).toEqual([3, 3, 2, 2]);
+    const row = (await tdb.db.query('SELECT available, buckets FROM inventory WHERE sku = $1', ['BK-SET'])).rows[0];
+    expect(row).toEqual({ available: 0, buckets: 4 });
+    const back = (await setBuckets('BK-SET', 1)).data.setStockBuckets;
+    expect(back.product.availability.available).toBe(10);
+    expect(back.product.availability.version).toBeGreaterThan(split.product.availability.version);
+    expect(await buckets('BK-SET')).toEqual([]);
+  });
+
+  it('200 buyers over two processes for 50 units in 8 buckets: 50 sold, nobody oversold, one order per key', async () => {
+    await product('BK-HOT', 50);
+    await setBuckets('BK-HOT', 8);
+    const placed = await all(200, (i) =>
+      placeOrder(i, { idempotencyKey: `hot-${i}`, customerId: `c-${i}`, lines: [{ sku: 'BK-HOT', quantity: 1 }] }),
+    );
+    expect(placed.filter((p) => p.order?.status === 'RESERVED')).toHaveLength(50);
+    const refused = placed.filter((p) => p.order?.status === 'REJECTED');
+    expect(refused).toHaveLength(150);
+    for (const p of refused) expect(p.order!.rejection!.code).toBe('SOLD_OUT');
+    expect(await totalAvailable('BK-HOT')).toBe(0);
+    expect(await duplicates()).toBe(0);
+    expect(await auditLedger(tdb.db, { stocked: { 'BK-HOT': 50 } })).toEqual([]);
+    // every availability event of the race is published as the SKU's committed sum: the final count, 0, sold out
+    const published = await tdb.db.query(
+      `SELECT availability_now(p_sku => aggregate_key, p_payload => payload) AS p FROM outbox
+        WHERE topic = 'availability' AND aggregate_key = 'BK-HOT'`,
+    );
+    expect(published.rows.length).toBeGreaterThanOrEqual(50);
+    expect(new Set(published.rows.map((r) => `${r.p.available} ${r.p.soldOut}`))).toEqual(new Set(['0 true']));
+  });
+
+  it('no false sold out: quantities that fragment the buckets are refused only when the SKU cannot cover them', async () => {
+    await product('BK-FRAG', 12);
+    await setBuckets('BK-FRAG', 4); // 3 per bucket
+    // four orders of 2 leave at most 1 in each bucket they hit: 4 left, in pieces
+    for (let i = 0; i < 4; i++) {
+      const p = await placeOrder(i, {
+        idempotencyKey: `frag-${i}`,
+        customerId: `f-${i}`,
+        lines: [{ sku: 'BK-FRAG', quantity: 2 }],
+      });
+      expect(p.order?.status).toBe('RESERVED');
+    }
+    expect(Math.max(...(await buckets('BK-FRAG')).map((b) => b.available))).toBeLessThan(4);
+    const four = await placeOrder(0, {
+      idempotencyKey: 'frag-4',
+      customerId: 'f-4',
+      lines: [{ sku: 'BK-FRAG', quantity: 4 }],
+    });
+    expect(four.order?.status).toBe('RESERVED'); // taken in pieces from several buckets
+    const none = await placeOrder(1, {
+      idempotencyKey: 'frag-5',
+      customerId: 'f-5',
+      lines: [{ sku: 'BK-FRAG', quantity: 1 }],
+    });
+    expect(none.order?.rejection?.code).toBe('SOLD_OUT');
+    expect(await auditLedger(tdb.db, { stocked: { 'BK-FRAG': 12 } })).toEqual([]);
+  });
+
+  it('racing mixed quantities (1-3) and carts with a plain SKU: every refusal is one the SKU total could not cover', async () => {
+    await product('BK-MIX', 100);
+    await product('BK-PLAIN', 1000);
+    await setBuckets('BK-MIX', 4);
+    const qty = (i: number) => 1 + (i % 3);
+    const placed = await all(120, (i) =>
+      placeOrder(i, {
+        idempotencyKey: `mix-${i}`,
+        customerId: `m-${i}`,
+        lines:
+          i % 4 === 0
+            ? [
+                { sku: 'BK-PLAIN', quantity: 1 },
+                { sku: 'BK-MIX', quantity: qty(i) },
+              ]
+            : [{ sku: 'BK-MIX', quantity: qty(i) }],
+      }),
+    );
+    const left = await totalAvailable('BK-MIX');
+    let sold = 0;
+    placed.forEach((p, i) => {
+      if (p.order?.status === 'RESERVED') sold += qty(i);
+      // the SKU's available only falls, so a refusal of q means fewer than q were left then and are now
+      else expect(left, `buyer ${i} refused ${qty(i)} with ${left} left at the end`).toBeLessThan(qty(i));
+    });
+    expect(sold + left).toBe(100);
+    expect(await duplicates()).toBe(0);
+    expect(await auditLedger(tdb.db, { stocked: { 'BK-MIX': 100, 'BK-PLAIN': 1000 } })).toEqual([]);
+  });
+
+  it('a release returns its units to a bucket, and the sweeper evens the buckets out', async () => {
+    await product('BK-BACK', 8);
+    await setBuckets('BK-BACK', 2);
+    const p = await placeOrder(0, {
+      idempotencyKey: 'back-1',
+      customerId: 'b-1',
+      lines: [{ sku: 'BK-BACK', quantity: 3 }],
+    });
+    expect(p.order?.status).toBe('RESERVED');
+    const released = await gql(RELEASE, { input: { orderId: p.order!.id } });
+    expect(released.data.releaseReservation.userErrors).toEqual([]);
+    expect(await totalAvailable('BK-BACK')).toBe(8);
+    expect((await buckets('BK-BACK')).map((b) => b.reserved)).toEqual([0, 0]);
+    await tdb.db.query(
+      `UPDATE inventory_buckets SET available = CASE bucket WHEN 0 THEN 8 ELSE 0 END WHERE sku = 'BK-BACK'`,
+    );
+    await tdb.db.query('SELECT rebalance_stock_buckets()');
+    expect((await buckets('BK-BACK')).map((b) => b.available)).toEqual([4, 4]);
+    expect(await auditLedger(tdb.db, { stocked: { 'BK-BACK': 8 } })).toEqual([]);
+  });
+});
