@@ -64,7 +64,7 @@ describe('a connection lost after the commit', () => {
   });
 
   it('never repeats an absolute setStock', async () => {
-    dropAfter = 'UPDATE inventory SET available = $2';
+    dropAfter = 'SET available = i.available + $2 - sku_available(';
     await expect(setStock(db, 'LC', 9, null)).rejects.toThrow();
     expect(await available()).toBe(9);
   });
