@@ -44,6 +44,10 @@ export const orderSettings = z.object({
   claimBatching: setting('CLAIM_BATCHING', onOff('on')),
   /** batches of one SKU in flight at once */
   claimBatchesInFlight: setting('CLAIM_BATCHES_IN_FLIGHT', int(1, 1)),
+  /** entries per drop from one client address on public keys (docs/drops.md) */
+  dropEntriesPerAddress: setting('DROP_ENTRIES_PER_ADDRESS', int(1, 3)),
+  /** how long the head of a waitlist has to pay for the unit it was handed (its order's hold) */
+  waitlistClaimSeconds: setting('WAITLIST_CLAIM_SECONDS', int(1, 900)),
 });
 export type OrderSettings = z.infer<typeof orderSettings>;
 

@@ -27,10 +27,21 @@ const OrderStatusPayload = z.object({
 /** An order-status event: emit_order_status()'s payload and the order as the API shows it (order_json), read once. */
 export type OrderStatusEvent = z.infer<typeof OrderStatusPayload> & { order: OrderDocument | null };
 
+const DropEntryPayload = z.object({
+  entryId: z.string(),
+  dropId: z.string(),
+  clientId: z.string(),
+  state: z.string(),
+  updatedAt: z.string(),
+});
+/** A drop-entry event: emit_drop_entries()'s payload and the entry as the API shows it (drop_entry_json), read once. */
+export type DropEntryEvent = z.infer<typeof DropEntryPayload> & { entry: unknown };
+
 /** What subscribers hear of an outbox row; rows of other topics are published to nobody. */
 export type OutboxMessage =
   | { topic: 'availability'; event: AvailabilityEvent }
-  | { topic: 'order_status'; event: OrderStatusEvent };
+  | { topic: 'order_status'; event: OrderStatusEvent }
+  | { topic: 'drop_entry'; event: DropEntryEvent };
 /** `ageSeconds`: how long ago the row's transaction wrote it, by the database's clock, when the relay claimed it. */
 export type OutboxEvent = {
   id: number;
@@ -46,6 +57,7 @@ const OutboxRow = z.object({
   aggregate_key: z.string(),
   payload: z.unknown(),
   order: OrderDocument.nullable(),
+  entry: z.unknown(),
   age_seconds: z.number(),
 });
 
@@ -56,7 +68,9 @@ function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
       ? { topic: 'availability', event: parseRow(AvailabilityEvent, r.payload, source) }
       : r.topic === 'order_status'
         ? { topic: 'order_status', event: { ...parseRow(OrderStatusPayload, r.payload, source), order: r.order } }
-        : null;
+        : r.topic === 'drop_entry'
+          ? { topic: 'drop_entry', event: { ...parseRow(DropEntryPayload, r.payload, source), entry: r.entry } }
+          : null;
   return { id: r.id, topic: r.topic, aggregateKey: r.aggregate_key, message, ageSeconds: r.age_seconds };
 }
 
@@ -83,7 +97,8 @@ export async function publishOutboxBatch(
               CASE WHEN c.topic = 'availability' THEN availability_now(p_sku => c.aggregate_key, p_payload => c.payload)
                    ELSE c.payload END AS payload,
               extract(epoch FROM clock_timestamp() - c.created_at)::float8 AS age_seconds,
-              CASE WHEN c.topic = 'order_status' THEN order_json(p_order_id => (c.payload->>'orderId')::uuid) END AS order
+              CASE WHEN c.topic = 'order_status' THEN order_json(p_order_id => (c.payload->>'orderId')::uuid) END AS order,
+              CASE WHEN c.topic = 'drop_entry' THEN drop_entry_json(p_entry_id => (c.payload->>'entryId')::uuid) END AS entry
          FROM claimed c ORDER BY c.id`,
       [limit],
     );

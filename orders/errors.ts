@@ -19,6 +19,13 @@ export const ERROR_CODES = [
   'PURCHASE_LIMIT',
   'HOLD_LIMIT',
   'CHANNEL_OVERSOLD',
+  'DROP_NOT_ADMITTED',
+  'DROP_CLOSED',
+  'DROP_NOT_OPEN',
+  'ALREADY_ENTERED',
+  'ENTRY_LIMIT',
+  'DROP_EXISTS',
+  'AVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -19,14 +19,24 @@ import { catalogPage, ordersPage } from './pages.js';
 import { createClaimBatcher } from './claim-batcher.js';
 import { buyerOf, type BuyerResult } from './buyer.js';
 import { buyerTokens, createBuyerToken, type CreateBuyerTokenInput } from './buyer-tokens.js';
+import * as drops from './drops.js';
 
 export type { OrderRecord, PaymentView, BuyerResult, CreateBuyerTokenInput };
 export { toOrder } from '../db/orders-store.js';
+export { toDropEntry } from './drops.js';
 export type { PlaceOrderInput, PlaceOrderResult } from './place-order.js';
 export type { ReleaseInput, ReleaseResult } from './release-order.js';
 export type { PayOrderInput, PayOrderResult } from './pay-order.js';
 export type { ConfirmOrderInput, ConfirmOrderResult } from './confirm-order.js';
 export type { CancelOrderInput, AdminOrderResult } from './admin-orders.js';
+export type {
+  CreateDropInput,
+  EnterDropInput,
+  DropRecord,
+  DropEntryRecord,
+  JoinWaitlistInput,
+  WaitlistEntryRecord,
+} from './drops.js';
 
 export type OrdersDeps = {
   db: Db;
@@ -64,6 +74,7 @@ export function createOrders(deps: OrdersDeps) {
   const placing: PlaceOrderDeps = { db, metrics, settings, payments, onOutboxWritten, claims, buyerTokens: tokens };
   const changing = { db, metrics, payments, onOutboxWritten };
   const admin = { db, metrics, processor: payments?.processor, onOutboxWritten };
+  const dropping = { db, onOutboxWritten, entriesPerAddress: settings.dropEntriesPerAddress, buyerTokens: tokens };
   return {
     /** `buyer`: the buyer when the caller resolved it already (the operation guard did, for the per-buyer rate limit) */
     placeOrder: (caller: AnyCaller, input: PlaceOrderInput, buyer?: BuyerResult) =>
@@ -85,6 +96,18 @@ export function createOrders(deps: OrdersDeps) {
     /** catalog(first, after) and orders(customerId, status, first, after) as Relay connections (orders/pages.ts) */
     catalogPage: (args: Parameters<typeof catalogPage>[1]) => catalogPage({ db }, args),
     ordersPage: (clientId: string | null, args: Parameters<typeof ordersPage>[2]) => ordersPage({ db }, clientId, args),
+    /** drops (docs/drops.md): createDrop (admin), enterDrop, and reading drops and entries */
+    createDrop: (caller: AnyCaller, input: drops.CreateDropInput) => drops.createDrop(dropping, caller, input),
+    enterDrop: (caller: AnyCaller, input: drops.EnterDropInput) => drops.enterDrop(dropping, caller, input),
+    getDrop: (id: string) => drops.getDrop(dropping, id),
+    listDrops: (first: number) => drops.listDrops(dropping, first),
+    drawOrder: (dropId: string) => drops.drawOrder(dropping, dropId),
+    getDropEntry: (caller: AnyCaller, id: string, token?: string | null) =>
+      drops.getDropEntry(dropping, caller, id, token),
+    joinWaitlist: (caller: AnyCaller, input: drops.JoinWaitlistInput) =>
+      drops.joinWaitlist({ ...dropping, claimSeconds: settings.waitlistClaimSeconds }, caller, input),
+    getWaitlistEntry: (caller: AnyCaller, id: string, token?: string | null) =>
+      drops.getWaitlistEntry(dropping, caller, id, token),
   };
 }
 export type Orders = ReturnType<typeof createOrders>;

@@ -5,6 +5,7 @@ import { prunePublishedOutbox, pruneProcessedEvents, pruneStockOperationKeys } f
 import { pruneEvents } from '../db/events-store.js';
 import type { Metrics } from '../common/metrics.js';
 import { every } from '../common/every.js';
+import { advanceDrops } from '../db/drops-store.js';
 
 export type SweeperOptions = {
   intervalMs: number;
@@ -24,7 +25,8 @@ export type RetentionOptions = { outboxHours: number; processedEventsDays: numbe
 
 /**
  * Expires holds past `expires_at` in batches (SKIP LOCKED, so any number of sweepers may run) until none is due, then
- * evens out the stock buckets no claim holds (docs/capacity.md).
+ * evens out the stock buckets no claim holds (docs/capacity.md), and advances every drop that has not ended (its fair
+ * start, draw, lapses, admissions and end: db/drops-store.ts). Returns the holds expired.
  * @example const n = await sweepOnce(db, metrics)
  */
 export async function sweepOnce(
@@ -43,6 +45,9 @@ export async function sweepOnce(
     if (expired.length === 0) break;
   }
   await rebalanceStockBuckets(db); // stock buckets evened out (the ones no claim holds right now)
+  // after the expiries: the units they returned are what admissions hand out
+  const drops = await advanceDrops(db);
+  if (drops.drops > 0) await onOutboxWritten();
   return total;
 }
 

@@ -25,6 +25,10 @@ export const ROOT_FIELD_ROLES = {
   'Query.openOrders': ADMIN,
   'Query.channelHealth': ADMIN,
   'Query.saleActivity': ADMIN,
+  'Query.drop': EVERY_ROLE, // a drop's rule, counts and published draw values are public
+  'Query.drops': EVERY_ROLE,
+  'Query.dropEntry': EVERY_ROLE, // a public key only with the entry's token
+  'Query.waitlistEntry': EVERY_ROLE, // a public key only with the entry's token
   'Mutation.placeOrder': EVERY_ROLE,
   'Mutation.releaseReservation': EVERY_ROLE, // a public key only with the order's token
   'Mutation.payOrder': EVERY_ROLE, // a public key only with the order's token
@@ -49,8 +53,12 @@ export const ROOT_FIELD_ROLES = {
   'Mutation.deleteWebhookEndpoint': ADMIN,
   'Mutation.rotateWebhookEndpointSecret': ADMIN,
   'Mutation.redeliverEvent': ADMIN,
+  'Mutation.createDrop': ADMIN,
+  'Mutation.enterDrop': EVERY_ROLE, // a public key's entry is its buyer's (buyer token, else the address)
+  'Mutation.joinWaitlist': EVERY_ROLE, // as enterDrop
   'Subscription.availabilityChanged': ['public', 'storefront', 'admin'],
   'Subscription.orderStatusChanged': ['public', 'storefront', 'admin'], // a public key only with the order's token
+  'Subscription.dropEntryChanged': ['public', 'storefront', 'admin'], // a public key only with the entry's token
 } as const satisfies Record<string, readonly Role[]>;
 
 export type RootField = keyof typeof ROOT_FIELD_ROLES;

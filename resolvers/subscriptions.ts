@@ -1,9 +1,9 @@
 // Thin: subscription arguments -> the host's pubsub streams, filtered to what the caller may see.
 import { createGraphQLError, filter, pipe } from 'graphql-yoga';
 import type { Context } from './context.js';
-import { toOrder, type OrderRecord } from '../orders/orders.js';
+import { toDropEntry, toOrder, type DropEntryRecord, type OrderRecord } from '../orders/orders.js';
 import type { Availability } from '../orders/catalog.js';
-import type { AvailabilityEvent, OrderStatusEvent } from '../subscriptions/pubsub.js';
+import type { AvailabilityEvent, DropEntryEvent, OrderStatusEvent } from '../subscriptions/pubsub.js';
 import { requireRole } from './auth.js';
 import { needsOrderToken } from '../orders/order-tokens.js';
 
@@ -63,4 +63,32 @@ export function orderFromEvent(e: WithOrder): OrderRecord {
   let o = orders.get(e);
   if (!o) orders.set(e, (o = toOrder(e.order)));
   return o;
+}
+
+/**
+ * A drop entry's events (docs/drops.md), only for the API client that owns it; a public key must present the entry's
+ * token (EnterDropPayload.entryToken), checked before it listens.
+ */
+export async function dropEntryChanged(
+  ctx: Context,
+  entryId: string,
+  token?: string | null,
+): Promise<AsyncIterable<DropEntryEvent>> {
+  requireRole(ctx, 'Subscription.dropEntryChanged');
+  if (!(await ctx.orders.getDropEntry(ctx.caller, entryId, token)))
+    throw createGraphQLError("no such entry (a public key needs the entry's token)", {
+      extensions: { code: 'NOT_FOUND' },
+    });
+  const clientId = ctx.caller.clientId;
+  return pipe(
+    liveOf(ctx).subscribe('drop_entry', entryId),
+    filter((e: DropEntryEvent) => e.clientId === clientId && e.entry != null),
+  );
+}
+
+const entries = new WeakMap<DropEntryEvent, DropEntryRecord>();
+export function entryFromEvent(e: DropEntryEvent): DropEntryRecord {
+  let x = entries.get(e);
+  if (!x) entries.set(e, (x = toDropEntry(e.entry)));
+  return x;
 }

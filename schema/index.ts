@@ -13,6 +13,8 @@ import './channel.js';
 import './pages.js';
 import './console.js';
 import './event.js';
+import './drop.js';
+import './waitlist.js';
 
 /** The public GraphQL schema (docs/api.md). */
 export const schema = builder.toSchema();

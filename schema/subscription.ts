@@ -2,6 +2,7 @@
 import { builder } from './builder.js';
 import { Availability } from './product.js';
 import { Order } from './order.js';
+import { DropEntry } from './drop.js';
 import * as r from '../resolvers/subscriptions.js';
 
 builder.subscriptionFields((t) => ({
@@ -29,5 +30,20 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: (_root, args, ctx) => r.orderStatusChanged(ctx, args.orderId, args.token),
     resolve: r.orderFromEvent,
+  }),
+  dropEntryChanged: t.field({
+    type: DropEntry,
+    description:
+      'Every change of one of your drop entries (shuffled, admitted, ordered, lapsed, drawn...), as read when relayed: ' +
+      'drop an event whose updatedAt is older than one you have.',
+    args: {
+      entryId: t.arg.id({ required: true, description: 'The entry to watch.' }),
+      token: t.arg.string({
+        required: false,
+        description: "The entry's token (EnterDropPayload.entryToken): required with a public key.",
+      }),
+    },
+    subscribe: (_root, args, ctx) => r.dropEntryChanged(ctx, args.entryId, args.token),
+    resolve: r.entryFromEvent,
   }),
 }));

@@ -2,12 +2,12 @@
 import type { RedisClients } from './redis.js';
 import { topicFanout, type FanoutStats } from './topic-fanout.js';
 import { redisTopicSource } from './redis-topics.js';
-import type { AvailabilityEvent, OrderStatusEvent } from '../db/outbox-store.js';
+import type { AvailabilityEvent, DropEntryEvent, OrderStatusEvent } from '../db/outbox-store.js';
 
 /** The events of the outbox as the relay reads them (db/outbox-store.ts). */
-export type { AvailabilityEvent, OrderStatusEvent };
+export type { AvailabilityEvent, DropEntryEvent, OrderStatusEvent };
 
-type Topics = { availability: AvailabilityEvent; order_status: OrderStatusEvent };
+type Topics = { availability: AvailabilityEvent; order_status: OrderStatusEvent; drop_entry: DropEntryEvent };
 export type Topic = keyof Topics;
 
 export type LivePubSub = {

@@ -257,7 +257,8 @@ END
 $$;
 
 -- Phase 2 (p: prepare_order's answer): the buyer's hold, counted by a conditional write before any inventory row is
--- locked (I14; place_orders counted it for its batch already: p.holdTaken), then the claim (claim_units: I3, I12).
+-- locked (I14; place_orders counted it for its batch already: p.holdTaken), the drop gate (I17), then the claim
+-- (claim_units: I3, I12).
 -- Only the claims, one outbox row per claimed SKU and the commit hold inventory row locks; a refused claim takes none.
 -- Returns {kind: placed | rejected, order}, the document built from what p carries (no re-read).
 CREATE OR REPLACE FUNCTION claim_order(p jsonb) RETURNS jsonb
@@ -272,10 +273,14 @@ BEGIN
     SELECT h.held, h.rejection INTO v_held, v_rejection FROM refused_hold(p) AS h;
   END IF;
   IF v_rejection IS NULL THEN
+    v_rejection := drop_gate(p);  -- a drop's SKU: only for an admitted entry (110_drops.sql)
+  END IF;
+  IF v_rejection IS NULL THEN
     v_failure := claim_units(p->'lines', false, p->>'clientId', p->>'countedCustomer',
                              coalesce((p->>'limited')::boolean, false), coalesce((p->>'hasBundle')::boolean, true));
     IF v_failure IS NOT NULL THEN
       v_rejection := claim_rejection(v_failure);
+      PERFORM drop_ungate(p);  -- the entry the gate used is admitted again
     END IF;
   END IF;
   IF v_rejection IS NOT NULL THEN

@@ -14,10 +14,12 @@
 -- breaks (40P01, the statement is repeated whole by its caller); no such cycle can include the inventory row.
 
 -- The batch's SKU (the first single-line request's: the callers batch one SKU) and whether it is plain: one stock row, no bundle, no
--- purchase limit. No row when no request has a single line.
+-- purchase limit, no drop governing it (its orders pass claim_order's drop gate). No row when no request has a single
+-- line.
 CREATE OR REPLACE FUNCTION batch_sku(p_requests jsonb) RETURNS TABLE (sku text, plain boolean)
 LANGUAGE sql STABLE AS $$
   SELECT s.sku, coalesce((SELECT NOT p.is_bundle AND i.purchase_limit IS NULL AND i.buckets = 1
+                                 AND NOT EXISTS (SELECT 1 FROM drops d WHERE d.sku = p.sku AND d.ended_at IS NULL)
                             FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = s.sku), false)
     FROM (SELECT e.value->'lines'->0->>'sku' AS sku
             FROM jsonb_array_elements(p_requests) WITH ORDINALITY AS e(value, n)
@@ -166,16 +168,16 @@ END
 $$;
 
 -- The batch's SKU row, locked once (FOR NO KEY UPDATE, as its UPDATE would lock it) before the plain sales are
--- granted against what it has available; returns that. A purchase limit set since batch_sku read none (I12): the whole
--- batch is repeated (40001), and these requests then take claim_order's path.
+-- granted against what it has available; returns that. A purchase limit (I12) or a drop set since batch_sku read none:
+-- the whole batch is repeated (40001), and these requests then take claim_order's path.
 CREATE OR REPLACE FUNCTION lock_batch_sku(p_sku text) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
   v_inv record;
 BEGIN
   SELECT available, purchase_limit INTO v_inv FROM inventory WHERE sku = p_sku FOR NO KEY UPDATE;
-  IF v_inv.purchase_limit IS NOT NULL THEN
-    RAISE EXCEPTION 'purchase limit of % set while its batch was prepared', p_sku USING ERRCODE = '40001';
+  IF v_inv.purchase_limit IS NOT NULL OR EXISTS (SELECT 1 FROM drops d WHERE d.sku = p_sku AND d.ended_at IS NULL) THEN
+    RAISE EXCEPTION 'purchase limit or drop of % set while its batch was prepared', p_sku USING ERRCODE = '40001';
   END IF;
   RETURN v_inv.available;
 END
