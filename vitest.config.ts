@@ -11,6 +11,8 @@ const ALONE = [
   'test/edge-worker.test.ts',
   // reconcilers racing over processor calls bounded by a timeout
   'test/payments-tokens.test.ts',
+  // a private primary and standby PostgreSQL and a storm of buyers through a failover
+  'test/failover.test.ts',
   // 5,000 drop entries through two hosts while holds expire
   'test/drops-race.test.ts',
 ];

@@ -99,6 +99,11 @@ export type AppDeps = {
   clientIp?: (c: HonoContext<Env>) => string | undefined;
   /** Marketplace channels (docs/channels.md): whom to wake when a marketplace order left work for the pusher (an oversell's cancellation) */
   channels?: { onIncident?: () => void };
+  /**
+   * Node host: whether this process should get traffic (/readyz): not draining, a writable primary, migrations
+   * current. Absent: /readyz asks the database for `SELECT 1`.
+   */
+  readiness?: () => Promise<{ ready: boolean; reasons: string[] }>;
   /** Node host: this process's per-second sale series for the console (common/sale-activity.ts); absent: empty */
   activity?: SaleActivity;
   /**
@@ -114,7 +119,7 @@ export type AppDeps = {
 // The HTTP surface both hosts share (Node: node/host.ts, Workers: edge/worker.ts); host-specific pieces come in as deps.
 
 /**
- * The HTTP surface shared by every host: /graphql (POST, and GET for queries), /healthz, /metrics,
+ * The HTTP surface shared by every host: /graphql (POST, and GET for queries), /healthz, /readyz, /metrics,
  * POST /webhooks/payments/:provider. Host-specific pieces (database, metrics, logger, payments, pubsub, rate limit,
  * edge cache) come in through `deps`.
  * @example const { app } = createApp(deps); serve({ fetch: app.fetch, port: 4000 })
@@ -218,13 +223,21 @@ export function createApp(deps: AppDeps) {
   const wantsGraphiql = (req: Request) =>
     !!deps.graphiql && req.method === 'GET' && (req.headers.get('accept') ?? '').includes('text/html');
 
-  app.get('/healthz', async (c) => {
-    try {
-      await dbOf(c).query('SELECT 1');
-      return c.json({ status: 'ok' });
-    } catch {
-      return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
-    }
+  // Liveness: this process answers (no database call: a database outage must not get every process restarted).
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Readiness: a writable primary is reachable and its migrations are this code's; 503 while draining (docs/deploy.md).
+  app.get('/readyz', async (c) => {
+    const r = deps.readiness
+      ? await deps.readiness().catch((err: unknown) => ({ ready: false, reasons: [`database: ${String(err)}`] }))
+      : await dbOf(c)
+          .query('SELECT 1')
+          .then(
+            () => ({ ready: true, reasons: [] as string[] }),
+            () => ({ ready: false, reasons: ['database unreachable'] }),
+          );
+    return r.ready
+      ? c.json({ status: 'ready' })
+      : c.json({ status: 'unavailable', reasons: r.reasons }, 503, { 'Retry-After': '1' });
   });
   const metricsAllowed = deps.metricsToken ? bearerMatcher(deps.metricsToken) : async () => true;
   app.get('/metrics', async (c) => {

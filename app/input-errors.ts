@@ -4,15 +4,48 @@
 // orders/pages.ts); this is the net for input only the database refuses.
 import { createGraphQLError, maskError, type YogaLogger } from 'graphql-yoga';
 import { invalidInputCode, invalidInputMessage } from '../common/invalid-input.js';
+import { isDatabaseUnavailable } from '../db/retry.js';
+
+/** Seconds a client is told to wait before sending the same request (same idempotency key) again. */
+export const DATABASE_UNAVAILABLE_RETRY_AFTER_S = 1;
+
+/** The error itself or any error it wraps (GraphQL errors carry the thrown one as originalError). */
+function causes(error: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = error, i = 0; e && i < 5; i++) {
+    out.push(e);
+    e = (e as { originalError?: unknown }).originalError;
+  }
+  return out;
+}
 
 /**
- * Yoga's `maskError`: a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
+ * A database that cannot be reached (or took no writes) right now, as a GraphQL error a client can tell from a fault:
+ * code DATABASE_UNAVAILABLE, retryable, HTTP 503 with Retry-After. Sending the same request again with the same
+ * idempotency key replays the order if it was placed, so a retry never makes a second one (docs/deploy.md).
+ */
+export function databaseUnavailableError(path?: readonly (string | number)[]) {
+  return createGraphQLError('The database is unavailable; send the same request again (same idempotency key).', {
+    path,
+    extensions: {
+      code: 'DATABASE_UNAVAILABLE',
+      retryable: true,
+      http: { status: 503, headers: { 'Retry-After': String(DATABASE_UNAVAILABLE_RETRY_AFTER_S) } },
+    },
+  });
+}
+
+/**
+ * Yoga's `maskError`: a database that is unavailable (db/retry.ts isDatabaseUnavailable) becomes DATABASE_UNAVAILABLE
+ * (503, Retry-After); a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
  * says what was wrong with the input, in words of our own, at the field's path; every other error is masked as Yoga
  * masks it (`Unexpected error.`). The statement that raised it wrote nothing. Either way Yoga then reports the
  * original to the logger (demoteInputErrors below: one warn line for input).
  * @example createYoga({ maskedErrors: { maskError: maskFaultsNotInput } })
  */
 export function maskFaultsNotInput(error: unknown, message: string, isDev?: boolean): Error {
+  if (causes(error).some(isDatabaseUnavailable))
+    return databaseUnavailableError((error as { path?: readonly (string | number)[] }).path);
   const refusal = invalidInputMessage(error);
   if (refusal === null) return maskError(error, message, isDev);
   const located = error as { nodes?: never; source?: never; positions?: never; path?: readonly (string | number)[] };

@@ -1,7 +1,7 @@
 // `npm run bench`: the flash sale of docs/architecture.md "How we prove it". placeOrder over HTTP against the real server (a child
 // process), and in the same run on the same database the bare single-statement claim (ceiling: pgbench -M prepared
 // when installed, else through `pg` here) and a naive read-then-write (oversells), each as a hot SKU for a fixed time
-// and as a flash sale of N buyers at M units; the hot SKU again at 1/4/16 clients for the chart; our trivial
+// (placeOrder also on a host of 2 processes, WEB_CONCURRENCY=2, beside the one of 1) and as a flash sale of N buyers at M units; the hot SKU again at 1/4/16 clients for the chart; our trivial
 // `{ __typename }` against a bare graphql-yoga on node:http and against sold-out placeOrder answers; live fan-out
 // freshness. Prints progress while it runs, the table and four ratios; writes the JSON and the SVG chart under
 // bench/results/ (git-ignored); `--update-docs` also copies the chart to docs/bench.svg, the README's.
@@ -68,6 +68,9 @@ export type BenchOptions = {
 export const DEFAULT_OUT_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
 /** The README's chart: written only by `npm run bench -- --update-docs`, so a plain run leaves the tree as it was. */
 export const DOCS_SVG_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'bench.svg');
+
+/** The hot SKU on a host of 2 processes: its tag (SKU, keys, row id) and its row's label. */
+export const TWO_PROCESSES = { tag: 'hot-2p', label: 'hot SKU: placeOrder over HTTP, 2 processes' };
 
 const BARE_READY = /bare yoga listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql/;
 
@@ -217,19 +220,49 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
 
     // The headline pair shares the machine with whatever else runs on it: alternate them (A B B A, half the duration
     // each) so drifting background load weighs on both alike.
-    const [luHot, ceHot] = await step('creating the hot SKUs', () =>
-      Promise.all([lastunitScenario(ctx, hot), baselineScenario(ctx, 'ceiling', hot)]),
+    // The same hot SKU on a host of 2 processes (WEB_CONCURRENCY=2, node:cluster, one port), alternated with the rest.
+    const srv2 = await step('starting a host of 2 processes (WEB_CONCURRENCY=2)', () =>
+      startServer({
+        databaseUrl: bdb!.url,
+        // half the pool each: the two processes hold as many connections as the one (PostgreSQL's max_connections);
+        // no relay (the 1-process host's relay publishes the outbox of both; more processes need Redis for theirs)
+        extraEnv: {
+          RELAY: 'off',
+          WEB_CONCURRENCY: '2',
+          DATABASE_POOL_SIZE: String(Math.max(1, Math.floor((opts.serverPoolSize ?? 20) / 2))),
+        },
+        onUnexpectedExit: (why) => ac.abort(new Error(why)),
+      }),
     );
-    const half = { durationS: p.durationS / 2 };
-    for (const [name, sc] of [
-      ['lastunit', luHot],
-      ['ceiling', ceHot],
-      ['ceiling', ceHot],
-      ['lastunit', luHot],
-    ] as const)
-      await step(`${name} hot SKU, ${half.durationS} s round`, () => sc.round(half));
-    const hotLastunit = done(await step('checking the hot SKUs', () => luHot.finish()));
-    const hotCeiling = done(await ceHot.finish());
+    let hotLastunit: ScenarioResult;
+    let hotTwo: ScenarioResult;
+    let hotCeiling: ScenarioResult;
+    try {
+      // a run id of its own: the scenarios count their key rows by prefix (runId-tag)
+      const ctx2: ScenarioContext = { ...ctx, srv: srv2, runId: `${runId}p2` };
+      const [luHot, ceHot, luHot2] = await step('creating the hot SKUs', () =>
+        Promise.all([
+          lastunitScenario(ctx, hot),
+          baselineScenario(ctx, 'ceiling', hot),
+          lastunitScenario(ctx2, { ...hot, ...TWO_PROCESSES }),
+        ]),
+      );
+      const half = { durationS: p.durationS / 2 };
+      for (const [name, sc] of [
+        ['lastunit', luHot],
+        ['lastunit on 2 processes', luHot2],
+        ['ceiling', ceHot],
+        ['ceiling', ceHot],
+        ['lastunit on 2 processes', luHot2],
+        ['lastunit', luHot],
+      ] as const)
+        await step(`${name} hot SKU, ${half.durationS} s round`, () => sc.round(half));
+      hotLastunit = done(await step('checking the hot SKUs', () => luHot.finish()));
+      hotTwo = done(await luHot2.finish());
+      hotCeiling = done(await ceHot.finish());
+    } finally {
+      await settle('stopping the 2-process host', srv2.stop(), 15_000, log);
+    }
 
     // The stock-bucket rows and the capacity model's costs (docs/capacity.md), beside the single-row pair above
     const bucketCounts = opts.buckets ?? [1, 2, 4, 8];
@@ -261,7 +294,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     const naiveFlash = done(
       await step('naive flash sale', () => runOnce(baselineScenario(ctx, 'naive', flash), buyers)),
     );
-    const scenarios = [flashLastunit, hotLastunit, hotCeiling, naiveHot, ceilingFlash, naiveFlash];
+    const scenarios = [flashLastunit, hotLastunit, hotTwo, hotCeiling, naiveHot, ceilingFlash, naiveFlash];
 
     for (const s of scenarios) {
       const base = s.mode === 'hot' ? hotCeiling.claimsPerS : ceilingFlash.requestsPerS;

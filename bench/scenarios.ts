@@ -39,7 +39,7 @@ export type ScenarioContext = {
  * `tag` (default: the mode) names the SKU and the keys, e.g. 'warmup'. `errorsAreWarnings`: transport errors and
  * timeouts are reported but do not fail the run (the warm-up absorbs the cold start); invariants always do.
  */
-export type Spec = { mode: Mode; units: number; tag?: string; errorsAreWarnings?: boolean };
+export type Spec = { mode: Mode; units: number; tag?: string; label?: string; errorsAreWarnings?: boolean };
 /** One round: `amount` requests in all (flash sale), or for `durationS` seconds. */
 export type Limit = { amount?: number; durationS?: number };
 
@@ -174,7 +174,7 @@ export async function lastunitScenario(ctx: ScenarioContext, spec: Spec): Promis
       );
     return {
       id: `lastunit-${tag}`,
-      label: spec.tag ? `${spec.tag}: placeOrder over HTTP` : LABELS.lastunit[spec.mode],
+      label: spec.label ?? (spec.tag ? `${spec.tag}: placeOrder over HTTP` : LABELS.lastunit[spec.mode]),
       engine: 'lastunit',
       via: 'http',
       duplicates,

@@ -37,6 +37,8 @@ export async function startServer(opts: {
   const keys = { storefront: randomKey(), admin: randomKey() };
   const srv = await spawnServer({
     env: {
+      // one host process unless the caller asks for more (production's default is one per core)
+      WEB_CONCURRENCY: '1',
       ...opts.extraEnv,
       DATABASE_URL: opts.databaseUrl,
       API_KEYS: `storefront:${keys.storefront},admin:${keys.admin}`,

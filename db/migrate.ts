@@ -139,3 +139,28 @@ export async function migrate(db: Db, dirs: { migrations?: string; functions?: s
     return applied;
   });
 }
+
+/**
+ * Why this database should not get this code's traffic now (empty: it should): it is a standby (read-only, e.g. the
+ * old primary after a failover, or an endpoint not yet moved), or a migration file of this code is not applied yet.
+ * One statement; a database that cannot be reached rejects (the caller reports it).
+ * @example const reasons = await primaryProblems(db) // [] or ['the database is a read-only standby']
+ */
+export async function primaryProblems(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const { rows } = await db.query(
+    `SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') = 'on' AS read_only,
+            coalesce((SELECT array_agg(name) FROM schema_migrations), '{}') AS applied`,
+  );
+  const state = parseRow(
+    z.object({ standby: z.boolean(), read_only: z.boolean(), applied: z.array(z.string()) }),
+    rows[0],
+    'primaryProblems()',
+  );
+  const problems: string[] = [];
+  if (state.standby || state.read_only) problems.push('the database is a read-only standby');
+  const applied = new Set(state.applied);
+  const pending = files.filter((f) => !applied.has(f));
+  if (pending.length) problems.push(`migrations not applied: ${pending.join(', ')}`);
+  return problems;
+}

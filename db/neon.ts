@@ -35,5 +35,5 @@ export function createNeonDb(opts: NeonDbOptions): Db {
     neonConfig.pipelineConnect = false;
   }
   const pool = new Pool({ connectionString: opts.connectionString, max: opts.max, ...timeoutOptions(opts.timeouts) });
-  return wrapPool(pool as unknown as pg.Pool, opts.retry);
+  return wrapPool(pool as unknown as pg.Pool, { retry: opts.retry });
 }

@@ -61,3 +61,21 @@ export async function withRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}
     }
   }
 }
+
+/**
+ * Failures that say the database cannot be reached or cannot take writes right now (a lost or refused connection, a
+ * server shutting down or starting, no connection free in time, a read-only standby after a failover): nothing about
+ * the request was wrong, and the same request with the same idempotency key may be sent again. Retries are exhausted
+ * when this reaches a caller.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (code === '25006' || code === '53300' || code.startsWith('57P') || code.startsWith('08')) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|connection lost|Client has encountered a connection error|timeout exceeded when trying to connect|not queryable/i.test(
+    message,
+  );
+}

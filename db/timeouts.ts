@@ -6,7 +6,7 @@
  */
 export type DbTimeouts = { connectMs: number; statementMs: number; lockMs: number; idleInTransactionMs: number };
 
-/** The pool options both drivers (pg, Neon) take for these bounds. */
+/** The pool options both drivers (pg, Neon) take for these bounds, sent as startup parameters of every connection. */
 export function timeoutOptions(t: DbTimeouts) {
   return {
     connectionTimeoutMillis: t.connectMs,
@@ -14,4 +14,23 @@ export function timeoutOptions(t: DbTimeouts) {
     lock_timeout: t.lockMs,
     idle_in_transaction_session_timeout: t.idleInTransactionMs,
   };
+}
+
+/**
+ * The same bounds as one `SET LOCAL` per setting, to follow a `BEGIN` in the same simple query: they last for that
+ * transaction only, so a transaction pooler (PgBouncer, pool_mode=transaction) that refuses startup parameters and
+ * hands the server connection to another client after COMMIT carries nothing over. Empty when every bound is 0.
+ * @example localBounds({ connectMs: 5000, statementMs: 30000, lockMs: 10000, idleInTransactionMs: 60000 })
+ * // 'SET LOCAL statement_timeout = 30000; SET LOCAL lock_timeout = 10000; SET LOCAL idle_in_...'
+ */
+export function localBounds(t: DbTimeouts): string {
+  const set: [string, number][] = [
+    ['statement_timeout', t.statementMs],
+    ['lock_timeout', t.lockMs],
+    ['idle_in_transaction_session_timeout', t.idleInTransactionMs],
+  ];
+  return set
+    .filter(([, ms]) => ms > 0)
+    .map(([name, ms]) => `SET LOCAL ${name} = ${Math.trunc(ms)}`)
+    .join('; ');
 }

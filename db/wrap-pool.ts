@@ -28,19 +28,65 @@ export type Db = Queryable & {
   pool: pg.Pool;
 };
 
+export type WrapOptions = {
+  retry?: RetryOptions;
+  /**
+   * `SET LOCAL ...` statements (db/timeouts.ts localBounds) every transaction starts with, and every single statement
+   * is wrapped in (BEGIN; SET LOCAL ...; statement; COMMIT, sent pipelined: one round trip where the pool pipelines).
+   * Absent or empty: statements run as they are (the bounds come from the connection or the role).
+   */
+  localBounds?: string;
+};
+
+/** One statement in a transaction of its own that starts with `bounds`: three queries written at once on one client. */
+async function boundedStatement<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  bounds: string,
+  text: string,
+  values?: unknown[],
+): Promise<pg.QueryResult<R>> {
+  const client = await pool.connect();
+  let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  client.on('error', onError);
+  try {
+    // all three are queued before any answer is awaited: a pipelining client (db/pool.ts) writes them together
+    const sent = [client.query(`BEGIN; ${bounds}`), client.query<R>(text, values), client.query('COMMIT')] as const;
+    const [begin, statement, commit] = await Promise.allSettled(sent);
+    for (const r of [begin, statement, commit]) if (r.status === 'rejected') throw r.reason;
+    if (statement.status !== 'fulfilled') throw new Error('unreachable');
+    return statement.value;
+  } catch (err) {
+    // a failed statement made COMMIT answer ROLLBACK; a failure of BEGIN or COMMIT itself leaves the session unknown
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw err;
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
 /**
  * Any pg-compatible pool (node-postgres, or `@neondatabase/serverless` on the edge) as a Db.
  * @example const db = wrapPool(new neon.Pool({ connectionString }))
  */
-export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
+export function wrapPool(pool: pg.Pool, opts: WrapOptions = {}): Db {
+  const retry = opts.retry ?? {};
+  const bounds = opts.localBounds ?? '';
+  const begin = bounds ? `BEGIN; ${bounds}` : 'BEGIN';
+  const statement = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+    bounds ? boundedStatement<R>(pool, bounds, text, values) : pool.query<R>(text, values);
   // An idle client losing its connection must not crash the process; the next checkout gets a fresh one.
   pool.on('error', () => {});
   return {
     pool,
-    // each statement a span when tracing is on (common/tracing.ts); off, the pool's own call
-    query: (text, values) => withSqlSpan(text, () => pool.query(text, values)),
-    run: (text, values, opts) =>
-      withRetry(() => withSqlSpan(text, () => pool.query(text, values)), { ...retry, ...opts }),
+    // each statement a span when tracing is on (common/tracing.ts); off, the statement's own call
+    query: (text, values) => withSqlSpan(text, () => statement(text, values)),
+    run: (text, values, o) => withRetry(() => withSqlSpan(text, () => statement(text, values)), { ...retry, ...o }),
     transaction: (fn) =>
       withRetry(async () => {
         const client = await pool.connect();
@@ -54,7 +100,7 @@ export function wrapPool(pool: pg.Pool, retry: RetryOptions = {}): Db {
           const tx: Queryable = tracingEnabled()
             ? { query: (text, values) => withSqlSpan(text, () => client.query(text, values)) }
             : client;
-          await tx.query('BEGIN');
+          await tx.query(begin);
           const out = await fn(tx);
           await tx.query('COMMIT');
           return out;

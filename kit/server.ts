@@ -60,6 +60,23 @@ function killOnParentExit(child: ChildProcess) {
 // (another checkout's suite, a bench): the servers of this process get a prefix of their own, shared among them.
 const REDIS_KEY_PREFIX = `lu_p${process.pid}_${randomBytes(3).toString('hex')}:`;
 
+/**
+ * A server given DATABASE_URL LISTENs on that database directly too (DATABASE_DIRECT_URL), as a production host
+ * configured per docs/deploy.md does; not when the URL is a transaction pooler's (LASTUNIT_TEST_PGBOUNCER=on, where
+ * the relay polls unless the test names the direct URL).
+ */
+function directUrlOf(env: Record<string, string> = {}): Record<string, string> {
+  const url = env.DATABASE_URL;
+  if (!url || env.DATABASE_DIRECT_URL !== undefined || process.env.LASTUNIT_TEST_PGBOUNCER === 'on') return {};
+  return { DATABASE_DIRECT_URL: url };
+}
+
+/** LASTUNIT_TEST_WEB_CONCURRENCY=N: every host a test starts runs N processes (.ci/run's pass against 2). */
+function processesOf(script: string, env: Record<string, string> = {}): Record<string, string> {
+  const n = process.env.LASTUNIT_TEST_WEB_CONCURRENCY;
+  return n && script === 'node/start.ts' && env.DATABASE_URL ? { WEB_CONCURRENCY: n } : {};
+}
+
 const nodeCommand = (script: string, nodeArgs: string[] = []) => [...nodeArgs, '--import', 'tsx', script];
 
 /**
@@ -79,7 +96,9 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProce
       LOG_LEVEL: 'warn',
       MARKETPLACE_SANDBOX: 'off',
       REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX ?? REDIS_KEY_PREFIX,
+      ...processesOf(script, opts.env),
       ...opts.env,
+      ...directUrlOf(opts.env),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

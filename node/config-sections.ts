@@ -40,6 +40,14 @@ export const httpSettings = (runtime: Runtime) =>
       metricsToken: setting('METRICS_TOKEN', text),
       /** proxies in front of this host whose X-Forwarded-For is believed (0: the connection's address is the client) */
       trustProxy: setting('TRUST_PROXY', int(0, 0)),
+      /**
+       * Node host processes serving this port (node:cluster, one pool, batcher and relay each). Absent: one per
+       * available core in production with DATABASE_URL and REDIS_URL, 1 otherwise (node/config.ts); the embedded
+       * database and the in-process marketplace sandbox need 1, production more than 1 needs REDIS_URL
+       */
+      processes: setting('WEB_CONCURRENCY', int<undefined>(1, undefined)),
+      /** after SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes */
+      drainMs: setting('SHUTDOWN_DRAIN_MS', int(0, 0)),
       /** the shop's console at /console (docs/console.md): on outside production; production serves it only when on */
       console: setting('CONSOLE', onOff(production(runtime) ? 'off' : 'on')),
       /** test-only: GET /__diagnostics (heap after a full GC, live listeners), never in production */
@@ -61,6 +69,11 @@ export const databaseSettings = (runtime: Runtime) =>
     .object({
       /** absent: the embedded PostgreSQL under DATA_DIR/pg, migrated and seeded with the demo catalog */
       url: setting('DATABASE_URL', postgresUrl),
+      /**
+       * the same database without a transaction pooler in between (Neon: the endpoint without `-pooler`), for the
+       * relay's LISTEN only; absent: the relay polls (RELAY_POLL_MS), except on the embedded database
+       */
+      directUrl: setting('DATABASE_DIRECT_URL', postgresUrl),
       /** whether the embedded database (and its demo keys) may run: development and test allow it, production not */
       embedded: setting('EMBEDDED_DATABASE', oneOf(['allow', 'refuse'], production(runtime) ? 'refuse' : 'allow')),
       /** where the embedded database and the demo keys live */

@@ -1,5 +1,6 @@
 // The Node host's configuration (npm start and every command-line entry): its sections read once per process, the
 // checks that span sections, every problem listed at once. The types are inferred from the sections.
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { httpUrl, int, setting, text } from '../common/config-fields.js';
 import { ConfigError, configReader, readSection } from '../common/config-reader.js';
@@ -55,9 +56,36 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     buyerTokens: reader.read(buyerTokenSettings(runtime)),
     tracing: reader.read(tracingSettings),
   };
-  needs?.(config, reader.problem);
+  // WEB_CONCURRENCY: absent means one process per core in production with DATABASE_URL and REDIS_URL, else 1
+  const asked = config.http.processes;
+  if (asked !== undefined && asked > 1) {
+    if (!config.database.url)
+      reader.problem(
+        'WEB_CONCURRENCY',
+        'must be 1 without DATABASE_URL (the embedded database belongs to one process)',
+      );
+    if (config.channels.marketplaceSandbox)
+      reader.problem(
+        'WEB_CONCURRENCY',
+        'must be 1 with MARKETPLACE_SANDBOX=in-process (its demo channel is per process)',
+      );
+    // without Redis each process's relay publishes to its own subscribers only: a subscriber would miss the events
+    // the other processes' relays took from the outbox
+    if (config.runtime.nodeEnv === 'production' && !config.live.redisUrl && config.live.relay)
+      reader.problem(
+        'WEB_CONCURRENCY',
+        'needs REDIS_URL with NODE_ENV=production (live events reach the subscribers of every process only through Redis)',
+      );
+  }
+  const auto =
+    config.runtime.nodeEnv === 'production' &&
+    !!config.database.url &&
+    !!config.live.redisUrl &&
+    !config.channels.marketplaceSandbox;
+  const resolved = { ...config, http: { ...config.http, processes: asked ?? (auto ? availableParallelism() : 1) } };
+  needs?.(resolved, reader.problem);
   reader.done();
-  return config;
+  return resolved;
 }
 export type Config = ReturnType<typeof loadConfig>;
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { openDatabase } from './database.js';
+import { primaryProblems } from '../db/migrate.js';
 import { seedProducts } from '../db/catalog-store.js';
 import { createMetrics } from '../common/metrics.js';
 import { startSweeper } from '../orders/sweeper.js';
@@ -182,6 +183,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     onStoreError,
   });
   const trustProxy = config.http.trustProxy;
+  // /readyz: not while draining (SIGTERM), nor on a standby or a database whose migrations are behind this code
+  let draining = false;
+  const readiness = async () => {
+    if (draining) return { ready: false, reasons: ['draining: this process is shutting down'] };
+    const reasons = await primaryProblems(db);
+    return { ready: reasons.length === 0, reasons };
+  };
   const { app, yoga, lookupCaller, orders, catalog, partners, channels, shopConsole } = createApp({
     db,
     metrics,
@@ -220,6 +228,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     cache,
     onOutboxWritten,
     channels: { onIncident: () => pusher?.wake() },
+    readiness,
     activity,
     events: {
       production,
@@ -279,7 +288,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         metrics,
         cache,
         batchSize: live.relayBatchSize,
-        listenUrl: databaseUrl,
+        // LISTEN needs a session of its own: never through a transaction pooler (docs/deploy.md)
+        listenUrl: config.database.directUrl ?? (embedded ? databaseUrl : undefined),
         pollMs: live.relayPollMs,
         onError: (err) => {
           // at most one line per 10 s while e.g. Redis is down: the rows wait in the outbox
@@ -329,6 +339,9 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      draining = true;
+      // a load balancer sees /readyz fail and stops sending before the listener closes
+      if (config.http.drainMs) await new Promise((r) => setTimeout(r, config.http.drainMs));
       activity.stop();
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));

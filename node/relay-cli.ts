@@ -38,7 +38,8 @@ void runEntry({
       metrics,
       cache,
       batchSize: live.relayBatchSize,
-      listenUrl: url,
+      // LISTEN needs a session of its own: never through a transaction pooler (docs/deploy.md)
+      listenUrl: config.database.directUrl,
       pollMs: live.relayPollMs,
       onError: (err) => logger.warn({ err }, 'relay batch failed; retrying'),
     });

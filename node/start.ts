@@ -1,7 +1,9 @@
-// `npm start`: the Node host. Reads the configuration once, starts everything, stops cleanly on SIGINT/SIGTERM.
+// `npm start`: the Node host. Reads the configuration once, starts everything, stops cleanly on SIGINT/SIGTERM; with
+// WEB_CONCURRENCY > 1 it forks that many host processes on one port (node/cluster.ts).
 import { apiHostNeeds, isLoopbackHost, loadConfig } from './config.js';
 import { startNodeHost } from './host.js';
 import { runEntry } from './entry.js';
+import { isClusterWorker, reportReady, startCluster } from './cluster.js';
 
 /** A key shown in a production start: its last 4 characters only (the whole key is in DATA_DIR/demo-keys.json). */
 const masked = (key: string) => `...${key.slice(-4)}`;
@@ -9,6 +11,8 @@ const masked = (key: string) => `...${key.slice(-4)}`;
 void runEntry({
   config: (env) => loadConfig(env, apiHostNeeds),
   async start(config) {
+    // WEB_CONCURRENCY > 1: this process only forks and stops the host processes (node/cluster.ts)
+    if (config.http.processes > 1 && !isClusterWorker()) return startCluster(config);
     const host = await startNodeHost(config);
     const address = host.bound.replace(/:\d+$/, '');
     const scope = isLoopbackHost(address)
@@ -36,6 +40,13 @@ void runEntry({
         lines.push(
           `  ${k.role.padEnd(10)} ${production ? masked(k.key) : k.key}${k.client ? `  (${k.role === 'partner' ? 'app' : 'client'} ${k.client})` : ''}`,
         );
+    }
+    if (isClusterWorker()) {
+      // a terminal's Ctrl-C reaches the whole process group: the primary turns it into one SIGTERM per process
+      process.removeAllListeners('SIGINT');
+      process.on('SIGINT', () => {});
+      reportReady({ port: host.port, url: host.url, lines }); // the primary prints them once
+      return { stop: host.stop };
     }
     return { lines, stop: host.stop };
   },

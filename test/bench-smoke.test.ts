@@ -99,6 +99,7 @@ describe('bench (smoke)', () => {
     expect(r.scenarios.map((s) => s.id)).toEqual([
       'lastunit-flash',
       'lastunit-hot',
+      'lastunit-hot-2p',
       'ceiling-hot',
       'naive-hot',
       'ceiling-flash',

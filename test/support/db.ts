@@ -5,7 +5,11 @@ import { createDb, type Db } from '../../db/pool.js';
 import type { RetryOptions } from '../../db/retry.js';
 import { DEFAULTS } from '../../kit/config-defaults.js';
 
-export type TestDatabase = { url: string; name: string; db: Db; drop: () => Promise<void> };
+/**
+ * A test file's database: `url` and `db` reach it through PgBouncer under LASTUNIT_TEST_PGBOUNCER=on
+ * (test/support/global-setup.ts), `directUrl` always without a pooler (LISTEN, session state).
+ */
+export type TestDatabase = { url: string; directUrl: string; name: string; db: Db; drop: () => Promise<void> };
 
 /** A fresh database of this test file's own, cloned from the migrated template. */
 export async function createTestDatabase(opts: { max?: number; retry?: RetryOptions } = {}): Promise<TestDatabase> {
@@ -25,8 +29,11 @@ export async function createTestDatabase(opts: { max?: number; retry?: RetryOpti
     }
   }
   await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  const direct = new URL(adminUrl);
+  direct.pathname = `/${name}`;
+  const url = new URL(direct);
+  const poolerPort = inject('pgPoolerPort');
+  if (poolerPort) url.host = `127.0.0.1:${poolerPort}`;
   const db = createDb({
     connectionString: url.toString(),
     max: opts.max ?? DEFAULTS.database.poolSize,
@@ -35,6 +42,7 @@ export async function createTestDatabase(opts: { max?: number; retry?: RetryOpti
   });
   return {
     url: url.toString(),
+    directUrl: direct.toString(),
     name,
     db,
     drop: async () => {

@@ -1,5 +1,7 @@
 // Starts (or connects to) one PostgreSQL for the whole run and builds a migrated template database;
-// each test file then clones its own database from it (test/support/db.ts).
+// each test file then clones its own database from it (test/support/db.ts). With LASTUNIT_TEST_PGBOUNCER=on it also
+// starts one PgBouncer in transaction mode (kit/pgbouncer.ts) in front of it, and every file's database URL is the
+// pooler's: the suites chosen so run through it (.ci/run does this for the core suites).
 import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import os from 'node:os';
@@ -9,15 +11,18 @@ import { startEmbeddedPostgres, type EmbeddedDb } from '../../db/embedded.js';
 import { createDb } from '../../db/pool.js';
 import { migrate } from '../../db/migrate.js';
 import { DEFAULTS } from '../../kit/config-defaults.js';
+import { startPgBouncer } from '../../kit/pgbouncer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplate: string;
+    /** PgBouncer's port with LASTUNIT_TEST_PGBOUNCER=on, else 0 */
+    pgPoolerPort: number;
   }
 }
 
-type Shared = { adminUrl: string; template: string; users: number; stop: () => Promise<void> };
+type Shared = { adminUrl: string; template: string; poolerPort: number; users: number; stop: () => Promise<void> };
 // Each vitest project (vitest.config.ts) runs this setup: the first starts the database, the others share it, the last
 // to finish stops it.
 const SHARED = Symbol.for('lastunit.test.database');
@@ -42,7 +47,10 @@ async function startShared(): Promise<Shared> {
   await migrate(db);
   await db.end();
   await admin.end();
+  const pooler =
+    process.env.LASTUNIT_TEST_PGBOUNCER === 'on' ? await startPgBouncer(adminUrl, { poolSize: 40 }) : undefined;
   const stop = async () => {
+    await pooler?.stop();
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
     const { rows } = await c.query<{ datname: string }>(
@@ -54,7 +62,7 @@ async function startShared(): Promise<Shared> {
     await embedded?.stop();
     if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });
   };
-  return { adminUrl, template, users: 0, stop };
+  return { adminUrl, template, poolerPort: pooler?.port ?? 0, users: 0, stop };
 }
 
 export async function setup(project: TestProject) {
@@ -62,6 +70,7 @@ export async function setup(project: TestProject) {
   shared.users++;
   project.provide('pgAdminUrl', shared.adminUrl);
   project.provide('pgTemplate', shared.template);
+  project.provide('pgPoolerPort', shared.poolerPort);
   return async () => {
     if (--shared.users === 0) await shared.stop();
   };
