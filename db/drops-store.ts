@@ -82,7 +82,7 @@ export type CreateDropArgs = {
 
 /** createDrop in one statement: the drop with its secret seed and published commitment, or why not. */
 export async function createDrop(db: Db, a: CreateDropArgs): Promise<CreateDropRow> {
-  const { rows } = await db.query(
+  const { rows } = await db.run(
     `SELECT create_drop(p_client_id => $1, p_key => $2, p_request_hash => $3, p_sku => $4, p_mode => $5,
        p_opens_at => $6, p_closes_at => $7, p_claim_seconds => $8, p_max_per_customer => $9) AS r`,
     [a.clientId, a.key, a.requestHash, a.sku, a.mode, a.opensAt, a.closesAt, a.claimSeconds, a.maxPerCustomer],
@@ -102,9 +102,12 @@ export type EnterDropArgs = {
   maxPerAddress: number;
 };
 
-/** enterDrop in one statement (enter_drop()): the entry, its replay, or why not. */
+/**
+ * enterDrop in one statement (enter_drop()): the entry, its replay, or why not. Repeated on 40001/40P01 (db.run):
+ * an entry taken while the drop reaches its fair start raises 40001 to be taken again under the right lock.
+ */
 export async function enterDrop(db: Db, a: EnterDropArgs): Promise<EnterDropRow> {
-  const { rows } = await db.query(
+  const { rows } = await db.run(
     `SELECT enter_drop(p_drop_id => $1, p_client_id => $2, p_customer_id => $3, p_key => $4, p_token_hash => $5,
        p_address => $6, p_max_per_address => $7) AS r`,
     [a.dropId, a.clientId, a.customerId, a.key, a.tokenHash, a.address, a.maxPerAddress],
@@ -162,7 +165,7 @@ export async function advanceDrops(db: Db): Promise<{ drops: number; admitted: n
   const ids = parseRows(IdRow, rows, 'drops');
   let admitted = 0;
   for (const { id } of ids) {
-    const r = await db.query(`SELECT advance_drop(p_drop_id => $1::uuid) AS n`, [id]);
+    const r = await db.run(`SELECT advance_drop(p_drop_id => $1::uuid) AS n`, [id]);
     admitted += parseRow(AdvanceRow, r.rows[0], 'advance_drop()').n;
   }
   return { drops: ids.length, admitted };
@@ -201,7 +204,7 @@ export type JoinWaitlistArgs = {
 
 /** joinWaitlist in one statement (join_waitlist()): the entry, its replay, or why not. */
 export async function joinWaitlist(db: Db, a: JoinWaitlistArgs): Promise<JoinWaitlistRow> {
-  const { rows } = await db.query(
+  const { rows } = await db.run(
     `SELECT join_waitlist(p_client_id => $1, p_customer_id => $2, p_counted_customer => $3, p_sku => $4,
        p_quantity => $5, p_key => $6, p_token_hash => $7, p_claim_seconds => $8) AS r`,
     [a.clientId, a.customerId, a.countedCustomer, a.sku, a.quantity, a.key, a.tokenHash, a.claimSeconds],

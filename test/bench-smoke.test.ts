@@ -37,6 +37,9 @@ describe('bench (smoke)', () => {
             BENCH_CHART_DURATION_S: '1',
             BENCH_SUBSCRIBERS: '20',
             BENCH_SALES: '5',
+            // the stock-bucket rows at 1 and 2 buckets, 1 s each (the default 1,2,4,8 x 4 s is for a measuring run)
+            BENCH_BUCKETS: '1,2',
+            BENCH_BUCKET_DURATION_S: '1',
           },
         },
         (_err, stdout, stderr) => resolve({ code: child.exitCode, out: `${stdout}${stderr}` }),
@@ -80,6 +83,11 @@ describe('bench (smoke)', () => {
       expect(r.ratios[k].ratio, k).toBeGreaterThan(0);
     expect(r.cheap.soldOut.requestsPerS).toBeGreaterThan(0);
     expect(r.fanout).toMatchObject({ subscribers: 20, sales: 5, sold: 5, fresh: 20 });
+    const bucketRows = r.buckets;
+    expect(bucketRows.map((b) => b.label)).toEqual(
+      expect.arrayContaining(['pgbench bare claim, 1 row', 'lastunit hot SKU, 1 row', 'lastunit hot SKU, 2 buckets']),
+    );
+    for (const b of bucketRows) expect(b.perS, b.label).toBeGreaterThan(0);
     expect(r.byClients.map((c) => c.clients)).toEqual([1, 16]);
     for (const c of r.byClients)
       for (const e of ['lastunit', 'ceiling', 'naive'] as const)

@@ -37,7 +37,8 @@ async function gql(query: string, variables: Record<string, unknown>, key = KEY.
     body: JSON.stringify({ query, variables }),
   });
   const body = (await res.json()) as Data;
-  if (res.status !== 200 || body.errors) throw new Error(`fault: ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || body.errors)
+    throw new Error(`fault: ${res.status} ${JSON.stringify(body)}\n--- host output ---\n${srv.output()}`);
   return body.data;
 }
 /** `f` over `items`, `width` at a time. */
