@@ -46,10 +46,13 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- The stored order as the API shows it: its lines in SKU order, and its holds summed up as one reservation (the live
--- state when any hold is live, the earliest expiry).
+-- state when any hold is live, the earliest expiry). PL/pgSQL so its plan is kept per session: the event log's
+-- trigger calls it once per order in every claim's transaction, and a LANGUAGE sql function with a FROM is planned
+-- again on every such call (hot-SKU bench: 0.72 of the bare claim so, against 1.21 with no event written at all).
 CREATE OR REPLACE FUNCTION order_json(p_order_id uuid) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
-  SELECT order_document(
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (SELECT order_document(
     o.id, o.status, o.customer_id, o.total_amount, o.currency, o.rejection, o.created_at, o.updated_at,
     COALESCE((SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity, 'unitAmount', l.unit_amount)
                                ORDER BY l.sku)
@@ -61,5 +64,6 @@ LANGUAGE sql STABLE AS $$
               'expiresAt', min(r.expires_at))
        FROM reservations r WHERE r.order_id = o.id HAVING count(*) > 0),
     o.channel_id)
-  FROM orders o WHERE o.id = p_order_id
+  FROM orders o WHERE o.id = p_order_id);
+END
 $$;

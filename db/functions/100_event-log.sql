@@ -24,11 +24,15 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- An order event with the order's next sequence number and its document now (order_json, 010_events.sql).
+-- PL/pgSQL, as order_json is, so its plan is kept per session (a LANGUAGE sql function is planned again on every
+-- call from a trigger): every claim's transaction runs this once per order.
 CREATE OR REPLACE FUNCTION append_order_event(p_order_id uuid, p_client_id text, p_type text, p_sequence bigint)
 RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO events (id, type, order_id, client_id, sequence, data)
-  VALUES (new_event_id(), p_type, p_order_id, p_client_id, p_sequence, order_json(p_order_id))
+  VALUES (new_event_id(), p_type, p_order_id, p_client_id, p_sequence, order_json(p_order_id));
+END
 $$;
 
 -- Deferred to commit (constraint trigger below), so the event carries the order as the transaction leaves it: an
