@@ -447,8 +447,10 @@ describe('webhook delivery survives', () => {
         (await admin(`query($id: ID!) { webhookEndpoint(id: $id) { enabled disabledAt } }`, { id: c.endpoint.id }))
           .webhookEndpoint;
       await until(async () => (await endpoint()).enabled === false, 'the endpoint disabled');
-      const disabled = await feedPage(null, 100, ['WEBHOOK_ENDPOINT_DISABLED']);
-      expect(disabled.edges.map((e) => JSON.parse(e.node.data).endpointId)).toContain(c.endpoint.id);
+      // the feed shows an event once the sequencer gave it a position, a step after the commit that disabled it
+      const disabledIds = async () =>
+        (await feedPage(null, 100, ['WEBHOOK_ENDPOINT_DISABLED'])).edges.map((e) => JSON.parse(e.node.data).endpointId);
+      await expect.poll(disabledIds, { timeout: 10_000 }).toContain(c.endpoint.id);
     } finally {
       await worker.stop();
     }
