@@ -12,7 +12,16 @@ const doc = readFileSync('docs/payments.md', 'utf8');
 const block = /<!-- payments-session[^>]*-->\s*```sh\n([\s\S]*?)```/.exec(doc)?.[1];
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lastunit-payments-session-'));
 const server = await spawnServer({
-  env: { DATA_DIR: dataDir, DATABASE_URL: '', API_KEYS: '', NODE_ENV: 'development', RECONCILE_INTERVAL_MS: '200' },
+  env: {
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    API_KEYS: '',
+    NODE_ENV: 'development',
+    RECONCILE_INTERVAL_MS: '200',
+    // the session's captureOrder is the only capture (docs/payments.md: with on_confirm the reconciler's own capture
+    // of that payment could be in flight at that moment, and captureOrder answers PAYMENT_IN_FLIGHT)
+    PAYMENT_CAPTURE: 'manual',
+  },
 });
 afterAll(async () => {
   await server.stop('SIGTERM', 20_000);
