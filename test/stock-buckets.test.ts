@@ -60,7 +60,8 @@ const placeOrder = async (i: number, input: { idempotencyKey: string; customerId
     await new Promise((r) => setTimeout(r, 1000));
     body = await gql(PLACE_ORDER, { input }, KEYS.storefront, servers[i % 2]!);
   }
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  if (body.errors)
+    throw new Error(`${JSON.stringify(body.errors)}\n--- server output ---\n${servers[i % 2]!.output()}`);
   return body.data.placeOrder as Placed;
 };
 const buckets = async (sku: string) =>
@@ -188,6 +189,45 @@ describe('stock buckets', () => {
     expect(sold + left).toBe(100);
     expect(await duplicates()).toBe(0);
     expect(await auditLedger(tdb.db, { stocked: { 'BK-MIX': 100, 'BK-PLAIN': 1000 } })).toEqual([]);
+  });
+
+  it('the sweeper evens buckets out while claims and releases race it, and no unit appears or vanishes', async () => {
+    // the statements the API runs, at PostgreSQL's pace: claims (claim_bucketed), releases (the SKU row's write,
+    // routed into the buckets) and the sweeper's pass, all at once for 3 s. A pass that decided which buckets to write
+    // on figures read before a claim committed once set a bucket's neighbours to targets summed with its new figure.
+    await product('BK-SWEEP', 8);
+    await setBuckets('BK-SWEEP', 2);
+    const until = Date.now() + 3000;
+    let claims = 0;
+    let passes = 0;
+    const loop = async (step: () => Promise<unknown>) => {
+      while (Date.now() < until) await step();
+    };
+    const claimer = () =>
+      loop(async () => {
+        const r = await tdb.db.query(
+          `SELECT sku FROM claim_bucketed(p_sku => 'BK-SWEEP', p_quantity => 1, p_sold => false)`,
+        );
+        claims += r.rowCount ?? 0;
+      });
+    const releaser = () =>
+      loop(() =>
+        tdb.db.transaction(async (c) => {
+          await c.query(`SELECT 1 FROM inventory WHERE sku = 'BK-SWEEP' FOR UPDATE`);
+          await c.query(`UPDATE inventory SET available = available + 1, reserved = reserved - 1 WHERE sku = 'BK-SWEEP'
+                            AND (SELECT sum(reserved) FROM inventory_buckets WHERE sku = 'BK-SWEEP') > 0`);
+        }),
+      );
+    const sweeper = () =>
+      loop(async () => {
+        await tdb.db.query('SELECT rebalance_stock_buckets()');
+        passes++;
+      });
+    await Promise.all([claimer(), claimer(), claimer(), releaser(), releaser(), sweeper(), sweeper()]);
+    expect(claims).toBeGreaterThan(100);
+    expect(passes).toBeGreaterThan(100);
+    const figures = await buckets('BK-SWEEP');
+    expect(figures.reduce((n, b) => n + b.available + b.reserved + b.sold, 0)).toBe(8);
   });
 
   it('a release returns its units to a bucket, and the sweeper evens the buckets out', async () => {

@@ -33,40 +33,49 @@ LANGUAGE sql STABLE AS $$
     p_payload)
 $$;
 
--- Takes p_quantity units of a bucketed SKU (the claim of claim_line, 015_claim-units.sql): from the bucket this
--- transaction hashes to (every claim of one batch starts at the same bucket, so a batch mostly locks one bucket and two
--- batches rarely lock two buckets in opposite orders), or the next one in rotation that no other transaction holds (SKIP LOCKED: a claim never queues behind
--- another while a bucket is free); else waits for its own bucket; else takes the line in pieces from every bucket in
--- bucket order (take_bucket_fragments). No row: the SKU is not bucketed, or its buckets together cannot cover the line.
--- The SKU row is never locked here; its purchase limit is read after the bucket is (route_to_buckets waits for
--- every bucket before a new limit commits, so a claim that got its bucket after that reads the new limit).
+-- Takes p_quantity units of a bucketed SKU (the claim of claim_line, 015_claim-units.sql). No row: the SKU is not
+-- bucketed, or its buckets together cannot cover the line. The SKU row is never locked here; its purchase limit is read
+-- after the bucket is (route_to_buckets waits for every bucket before a new limit commits, so a claim that got its
+-- bucket after that reads the new limit). Two ways, so that no wait for a bucket can close a cycle:
+--   first, without waiting: the bucket this transaction hashes to, or the next in rotation that can cover the line and
+--   no other transaction holds (SKIP LOCKED: a claim never queues behind another while a bucket is free; every claim
+--   of one batch starts at the same bucket, so a batch mostly holds one). Such a pick can leave a bucket locked that it
+--   did not take (a row changed since the statement began and no longer covers the line is locked, then passed over);
+--   then, when no bucket was free: waiting for the buckets in bucket order (take_bucket_fragments). A lone claim
+--   waits there, after its first try was rolled back with a subtransaction (so the stray locks are gone and every
+--   waiter holds buckets only below the one it waits for); a batch (place_orders sets lastunit.claim_batch) holds its
+--   earlier orders' buckets and never waits for one: it takes pieces from buckets no one holds, or raises LU003 when
+--   only held buckets could cover the line, and its caller repeats the batch's claims one at a time
+--   (orders/claim-batcher.ts).
 DROP FUNCTION IF EXISTS claim_bucketed(text, integer, boolean, text);
 CREATE OR REPLACE FUNCTION claim_bucketed(p_sku text, p_quantity integer, p_sold boolean)
 RETURNS TABLE (sku text, available integer, version bigint, updated_at timestamptz, purchase_limit integer)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_n     integer;
-  v_start integer;
+  v_n integer;
 BEGIN
   SELECT i.buckets INTO v_n FROM inventory i WHERE i.sku = p_sku;
   IF coalesce(v_n, 1) = 1 THEN
     RETURN;
   END IF;
-  v_start := abs(hashtext(pg_current_xact_id()::text) % v_n);
-  UPDATE inventory_buckets b SET available = b.available - p_quantity, version = b.version + 1,
-         reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
-         sold = b.sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
-    FROM (SELECT f.bucket FROM inventory_buckets f WHERE f.sku = p_sku AND f.available >= p_quantity
-           ORDER BY (f.bucket - v_start + v_n) % v_n LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) c
-   WHERE b.sku = p_sku AND b.bucket = c.bucket;
-  IF NOT FOUND THEN
-    UPDATE inventory_buckets b SET available = b.available - p_quantity, version = b.version + 1,
-           reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
-           sold = b.sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
-     WHERE b.sku = p_sku AND b.bucket = v_start AND b.available >= p_quantity;
-  END IF;
-  IF NOT FOUND AND NOT take_bucket_fragments(p_sku, p_quantity, p_sold) THEN
-    RETURN;
+  IF coalesce(current_setting('lastunit.claim_batch', true), '') = 'on' THEN
+    IF NOT take_free_bucket(p_sku, p_quantity, p_sold, v_n) AND NOT take_bucket_fragments(p_sku, p_quantity, p_sold, true) THEN
+      IF (SELECT sum(b.available) FROM inventory_buckets b WHERE b.sku = p_sku) >= p_quantity THEN
+        RAISE EXCEPTION 'the buckets of % that could cover % are held: claim it alone', p_sku, p_quantity
+          USING ERRCODE = 'LU003';
+      END IF;
+      RETURN;  -- the SKU cannot cover the line
+    END IF;
+  ELSE
+    BEGIN
+      IF NOT take_free_bucket(p_sku, p_quantity, p_sold, v_n) THEN
+        RAISE EXCEPTION 'no free bucket' USING ERRCODE = 'LU003';
+      END IF;
+    EXCEPTION WHEN SQLSTATE 'LU003' THEN  -- stray locks released: wait in bucket order
+      IF NOT take_bucket_fragments(p_sku, p_quantity, p_sold, false) THEN
+        RETURN;
+      END IF;
+    END;
   END IF;
   RETURN QUERY SELECT i.sku, sku_available(i.sku, i.available, i.buckets), sku_version(i.sku, i.version, i.buckets),
                       now(), i.purchase_limit
@@ -74,9 +83,30 @@ BEGIN
 END
 $$;
 
--- A line no single bucket covers, taken in pieces from the buckets in bucket order (the one order every multi-bucket
--- writer locks them in), all or none: false, with nothing taken, when the SKU's buckets together cannot cover it.
-CREATE OR REPLACE FUNCTION take_bucket_fragments(p_sku text, p_quantity integer, p_sold boolean) RETURNS boolean
+-- The first way of claim_bucketed: the whole line from one bucket no other transaction holds, starting at the bucket
+-- this transaction hashes to. False when none could: every bucket that covers it is held, or none covers it.
+CREATE OR REPLACE FUNCTION take_free_bucket(p_sku text, p_quantity integer, p_sold boolean, p_buckets integer)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_start integer := abs(hashtext(pg_current_xact_id()::text) % p_buckets);
+BEGIN
+  UPDATE inventory_buckets b SET available = b.available - p_quantity, version = b.version + 1,
+         reserved = b.reserved + CASE WHEN p_sold THEN 0 ELSE p_quantity END,
+         sold = b.sold + CASE WHEN p_sold THEN p_quantity ELSE 0 END
+    FROM (SELECT f.bucket FROM inventory_buckets f WHERE f.sku = p_sku AND f.available >= p_quantity
+           ORDER BY (f.bucket - v_start + p_buckets) % p_buckets LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) c
+   WHERE b.sku = p_sku AND b.bucket = c.bucket;
+  RETURN FOUND;
+END
+$$;
+
+-- A line taken in pieces from the buckets in bucket order (the one order every waiting multi-bucket writer locks them
+-- in), all or none: false, with nothing taken, when the SKU's buckets together cannot cover it, or (p_skip_locked, a
+-- batch: it never waits) the buckets no other transaction holds cannot.
+DROP FUNCTION IF EXISTS take_bucket_fragments(text, integer, boolean);
+CREATE OR REPLACE FUNCTION take_bucket_fragments(p_sku text, p_quantity integer, p_sold boolean, p_skip_locked boolean)
+RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
   v_left integer := p_quantity;
@@ -87,8 +117,8 @@ BEGIN
     RETURN false;  -- the SKU cannot cover the line: a refusal without a lock
   END IF;
   BEGIN
-    FOR v_b IN SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = p_sku ORDER BY b.bucket
-                  FOR NO KEY UPDATE LOOP
+    FOR v_b IN EXECUTE 'SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = $1 ORDER BY b.bucket '
+                       || 'FOR NO KEY UPDATE' || CASE WHEN p_skip_locked THEN ' SKIP LOCKED' ELSE '' END USING p_sku LOOP
       v_take := least(v_b.available, v_left);
       CONTINUE WHEN v_take = 0;
       UPDATE inventory_buckets b SET available = b.available - v_take, version = b.version + 1,
@@ -98,7 +128,7 @@ BEGIN
       v_left := v_left - v_take;
       EXIT WHEN v_left = 0;
     END LOOP;
-    IF v_left > 0 THEN  -- taken by others since the sum was read: undo the pieces
+    IF v_left > 0 THEN  -- taken by others since the sum was read, or held: undo the pieces
       RAISE EXCEPTION 'buckets short' USING ERRCODE = 'LU002';
     END IF;
   EXCEPTION WHEN SQLSTATE 'LU002' THEN
@@ -238,10 +268,14 @@ BEGIN
       SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = v_sku ORDER BY b.bucket
          FOR NO KEY UPDATE SKIP LOCKED),
     tot AS (SELECT sum(f.available)::integer AS a, count(*)::integer AS c FROM free f),
-    even AS (SELECT f.bucket, t.a / t.c + (row_number() OVER (ORDER BY f.bucket) <= t.a % t.c)::integer AS target
+    even AS (SELECT f.bucket, f.available,
+                    t.a / t.c + (row_number() OVER (ORDER BY f.bucket) <= t.a % t.c)::integer AS target
                FROM free f CROSS JOIN tot t)
+    -- which buckets change is decided on the locked rows' figures (e.available), never on b's: b is read as of the
+    -- statement's start, and a claim that committed since then would leave b.available stale; were a stale figure
+    -- equal to its target, that bucket would be skipped while the others took targets summed with its new figure
     UPDATE inventory_buckets b SET available = e.target, version = b.version + 1
-      FROM even e WHERE b.sku = v_sku AND b.bucket = e.bucket AND b.available <> e.target;
+      FROM even e WHERE b.sku = v_sku AND b.bucket = e.bucket AND e.available <> e.target;
     GET DIAGNOSTICS v_rows = ROW_COUNT;
     v_n := v_n + v_rows;
   END LOOP;
