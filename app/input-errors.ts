@@ -4,7 +4,7 @@
 // orders/pages.ts); this is the net for input only the database refuses.
 import { createGraphQLError, maskError, type YogaLogger } from 'graphql-yoga';
 import { invalidInputCode, invalidInputMessage } from '../common/invalid-input.js';
-import { isDatabaseUnavailable } from '../db/retry.js';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../db/retry.js';
 
 /** Seconds a client is told to wait before sending the same request (same idempotency key) again. */
 export const DATABASE_UNAVAILABLE_RETRY_AFTER_S = 1;
@@ -24,8 +24,12 @@ function causes(error: unknown): unknown[] {
  * code DATABASE_UNAVAILABLE, retryable, HTTP 503 with Retry-After. Sending the same request again with the same
  * idempotency key replays the order if it was placed, so a retry never makes a second one (docs/deploy.md).
  */
-export function databaseUnavailableError(path?: readonly (string | number)[]) {
-  return createGraphQLError('The database is unavailable; send the same request again (same idempotency key).', {
+export function databaseUnavailableError(
+  path?: readonly (string | number)[],
+  reason: 'unavailable' | 'busy' = 'unavailable',
+) {
+  const why = reason === 'busy' ? 'is too busy for this request right now' : 'is unavailable';
+  return createGraphQLError(`The database ${why}; send the same request again (same idempotency key).`, {
     path,
     extensions: {
       code: 'DATABASE_UNAVAILABLE',
@@ -36,16 +40,18 @@ export function databaseUnavailableError(path?: readonly (string | number)[]) {
 }
 
 /**
- * Yoga's `maskError`: a database that is unavailable (db/retry.ts isDatabaseUnavailable) becomes DATABASE_UNAVAILABLE
- * (503, Retry-After); a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
+ * Yoga's `maskError`: a database that is unavailable or too busy for the request (db/retry.ts isDatabaseUnavailable,
+ * isDatabaseBusy: a lock or statement wait that ran out, a deadlock past its retries) becomes DATABASE_UNAVAILABLE
+ * (503, Retry-After; the statement rolled back, so the request wrote nothing); a PostgreSQL data exception (input the database refused) becomes a 400 `BAD_USER_INPUT` that
  * says what was wrong with the input, in words of our own, at the field's path; every other error is masked as Yoga
  * masks it (`Unexpected error.`). The statement that raised it wrote nothing. Either way Yoga then reports the
  * original to the logger (demoteInputErrors below: one warn line for input).
  * @example createYoga({ maskedErrors: { maskError: maskFaultsNotInput } })
  */
 export function maskFaultsNotInput(error: unknown, message: string, isDev?: boolean): Error {
-  if (causes(error).some(isDatabaseUnavailable))
-    return databaseUnavailableError((error as { path?: readonly (string | number)[] }).path);
+  const path = (error as { path?: readonly (string | number)[] }).path;
+  if (causes(error).some(isDatabaseUnavailable)) return databaseUnavailableError(path);
+  if (causes(error).some(isDatabaseBusy)) return databaseUnavailableError(path, 'busy');
   const refusal = invalidInputMessage(error);
   if (refusal === null) return maskError(error, message, isDev);
   const located = error as { nodes?: never; source?: never; positions?: never; path?: readonly (string | number)[] };

@@ -79,3 +79,15 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     message,
   );
 }
+
+/**
+ * Failures that say the database is too busy for this request right now: a lock or statement wait ran out (55P03,
+ * 57014), a serialization failure or deadlock outlived its retries (40001, 40P01), or the server is short of a
+ * resource (53xxx). The statement rolled back, so the request wrote nothing, and the same request with the same
+ * idempotency key may be sent again later.
+ */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return ['55P03', '57014', '40001', '40P01'].includes(code) || code.startsWith('53');
+}

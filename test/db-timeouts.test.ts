@@ -36,7 +36,7 @@ async function whileLocked(send: () => Promise<Response>, releaseAfterMs = 8_000
     const release = setTimeout(() => void holder.query('ROLLBACK').catch(() => {}), releaseAfterMs);
     try {
       const res = await send();
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
     } finally {
       clearTimeout(release);
     }
@@ -47,7 +47,7 @@ async function whileLocked(send: () => Promise<Response>, releaseAfterMs = 8_000
 }
 
 describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
-  it('on the Node host (pg): the request fails while the lock is still held', async () => {
+  it('on the Node host (pg): the request answers a retryable 503 while the lock is still held', async () => {
     const srv: ServerProcess = await spawnServer({
       env: {
         DATABASE_URL: t.dbUrl,
@@ -58,12 +58,16 @@ describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
     });
     stops.push(() => srv.stop());
     const r = await whileLocked(() => fetch(request(srv.endpoint)));
-    // masked for the client (no database detail leaks); the host's log names the lock timeout (SQLSTATE 55P03)
+    // not a fault: the statement rolled back, so the client is told to send the same request again (503, Retry-After,
+    // retryable), with no database detail; the host's log names the lock timeout (SQLSTATE 55P03)
+    expect(r.status).toBe(503);
+    expect(r.retryAfter).toBe('1');
     expect(r.body.errors).toEqual([
       expect.objectContaining({
-        message: 'Unexpected error.',
+        message:
+          'The database is too busy for this request right now; send the same request again (same idempotency key).',
         path: ['product'],
-        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        extensions: expect.objectContaining({ code: 'DATABASE_UNAVAILABLE', retryable: true }),
       }),
     ]);
     expect(r.body.data?.product ?? null).toBeNull();
@@ -73,7 +77,7 @@ describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
     expect(((await ok.json()) as any).data.product.sku).toBe('TIMEOUT-1');
   });
 
-  it('in workerd (Neon driver): the request fails while the lock is still held', async () => {
+  it('in workerd (Neon driver): the request answers a retryable 503 while the lock is still held', async () => {
     const w: LocalWorker = await startLocalWorker({
       databaseUrl: t.dbUrl,
       vars: { DATABASE_LOCK_TIMEOUT_MS: '200' },
@@ -81,12 +85,14 @@ describe('DATABASE_LOCK_TIMEOUT_MS bounds a wait for a lock', () => {
     });
     stops.push(() => w.stop());
     const r = await whileLocked(() => w.fetch(request('http://edge.test/graphql')));
-    // masked for the client, as on the Node host (the worker's log, not captured here, names the lock timeout)
+    // as on the Node host (the worker's log, not captured here, names the lock timeout)
+    expect(r.status).toBe(503);
     expect(r.body.errors).toEqual([
       expect.objectContaining({
-        message: 'Unexpected error.',
+        message:
+          'The database is too busy for this request right now; send the same request again (same idempotency key).',
         path: ['product'],
-        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        extensions: expect.objectContaining({ code: 'DATABASE_UNAVAILABLE', retryable: true }),
       }),
     ]);
     expect(r.body.data?.product ?? null).toBeNull();
