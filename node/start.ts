@@ -1,7 +1,6 @@
 // `npm start`: the Node host. Reads the configuration once, starts everything, stops cleanly on SIGINT/SIGTERM; with
 // WEB_CONCURRENCY > 1 it forks that many host processes on one port (node/cluster.ts).
 import { apiHostNeeds, isLoopbackHost, loadConfig } from './config.js';
-import { startNodeHost } from './host.js';
 import { runEntry } from './entry.js';
 import { isClusterWorker, reportReady, startCluster } from './cluster.js';
 
@@ -13,6 +12,8 @@ void runEntry({
   async start(config) {
     // WEB_CONCURRENCY > 1: this process only forks and stops the host processes (node/cluster.ts)
     if (config.http.processes > 1 && !isClusterWorker()) return startCluster(config);
+    // the host (the whole app) is loaded only once the configuration was accepted: a refused start exits at once
+    const { startNodeHost } = await import('./host.js');
     const host = await startNodeHost(config);
     const address = host.bound.replace(/:\d+$/, '');
     const scope = isLoopbackHost(address)
