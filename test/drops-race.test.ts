@@ -68,7 +68,7 @@ describe('5,000 entries admitted while holds expire', () => {
       { i: { sku: 'RACE', name: 'race', priceAmount: 100, currencyCode: 'USD', initialStock: UNITS } },
       KEY.admin,
     );
-    const opensAt = new Date(Date.now() + 8_000);
+    const opensAt = new Date(Date.now() + 5_000);
     const made = await gql(
       `mutation($i: CreateDropInput!) { createDrop(input: $i) { drop { id } userErrors { code } } }`,
       {
@@ -76,7 +76,7 @@ describe('5,000 entries admitted while holds expire', () => {
           sku: 'RACE',
           mode: 'QUEUE',
           opensAt: opensAt.toISOString(),
-          closesAt: new Date(opensAt.getTime() + 60_000).toISOString(),
+          closesAt: new Date(opensAt.getTime() + 15_000).toISOString(),
           claimSeconds: 1,
         },
       },
