@@ -9,6 +9,7 @@
 //   BENCH_SUBSCRIBERS (10000) BENCH_SALES (50) BENCH_CHART_CLIENTS (1,4,16), or --buyers= --units= --concurrency=
 //   --duration= --chart-clients= --out= --svg=;
 //   BENCH_BUCKETS (1,2,4,8; none) BENCH_BUCKET_DURATION_S (4), or --buckets 1,2,4,8: the stock-bucket rows (bench/buckets.ts)
+//   BENCH_PASSES (2), or --passes=: how many times the cheap answers' rounds run (ratios 2 and 3)
 //   BENCH_CEILING=pg forces the pg ceiling; DATABASE_URL: create lastunit_bench_* there (else an embedded PostgreSQL).
 // Bounded: a safety timeout stops everything; every server it starts listens on 127.0.0.1 and is stopped at the end.
 import os from 'node:os';
@@ -59,6 +60,8 @@ export type BenchOptions = {
   /** stock-bucket rows (bench/buckets.ts): the bucket counts (default 1, 2, 4, 8; [] for none), seconds per row (4) */
   buckets?: number[];
   bucketDurationS?: number;
+  /** how many times the cheap answers' rounds (T B S S B T) run (default 2: one pass swings a ratio by +-0.1 here) */
+  passes?: number;
   /** the global safety timeout; past it everything is stopped and runBench rejects */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -343,21 +346,9 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     const quarter = Math.max(0.5, p.durationS / 4);
     let soldOutRound = 0;
     try {
-      // twice over: on this kind of shared box one pass swings a ratio by +-0.1 between runs
-      for (const which of [
-        'trivial',
-        'bare',
-        'soldOut',
-        'soldOut',
-        'bare',
-        'trivial',
-        'trivial',
-        'bare',
-        'soldOut',
-        'soldOut',
-        'bare',
-        'trivial',
-      ] as const) {
+      // twice over by default: on this kind of shared box one pass swings a ratio by +-0.1 between runs
+      const pass = ['trivial', 'bare', 'soldOut', 'soldOut', 'bare', 'trivial'] as const;
+      for (const which of Array.from({ length: Math.max(1, opts.passes ?? 2) }, () => pass).flat()) {
         const o: LoadOutcome = await step(
           `${which === 'soldOut' ? 'sold-out placeOrder' : which === 'bare' ? 'bare graphql-yoga { __typename }' : 'our { __typename }'}, ${quarter} s round`,
           () =>
@@ -567,6 +558,7 @@ function cliOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
     ceiling: env.BENCH_CEILING === 'pg' ? 'pg' : undefined,
     buckets: bucketList(argv, env),
     bucketDurationS: num('bucket-duration', 'BENCH_BUCKET_DURATION_S', 0.5),
+    passes: int('passes', 'BENCH_PASSES', 1),
   };
 }
 
