@@ -26,6 +26,8 @@ declare module 'autocannon' {
     /** per-request timeout in seconds */
     timeout?: number;
     pipelining?: number;
+    /** ms between samples (default 1000); the duration's end is noticed at a sample */
+    sampleInt?: number;
     requests?: Request[];
   };
 
