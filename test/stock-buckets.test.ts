@@ -239,9 +239,20 @@ describe('stock buckets', () => {
       lines: [{ sku: 'BK-BACK', quantity: 3 }],
     });
     expect(p.order?.status).toBe('RESERVED');
+    const afterClaim = await buckets('BK-BACK');
     const released = await gql(RELEASE, { input: { orderId: p.order!.id } });
     expect(released.data.releaseReservation.userErrors).toEqual([]);
-    expect(await totalAvailable('BK-BACK')).toBe(8);
+    const state = async () =>
+      JSON.stringify({
+        afterClaim,
+        buckets: await buckets('BK-BACK'),
+        row: (
+          await tdb.db.query(`SELECT available, reserved, sold, buckets, version FROM inventory WHERE sku = 'BK-BACK'`)
+        ).rows,
+        holds: (await tdb.db.query(`SELECT state, quantity FROM reservations WHERE order_id = $1`, [p.order!.id])).rows,
+        released: released.data.releaseReservation.order?.status,
+      });
+    expect(await totalAvailable('BK-BACK'), await state()).toBe(8);
     expect((await buckets('BK-BACK')).map((b) => b.reserved)).toEqual([0, 0]);
     await tdb.db.query(
       `UPDATE inventory_buckets SET available = CASE bucket WHEN 0 THEN 8 ELSE 0 END WHERE sku = 'BK-BACK'`,
