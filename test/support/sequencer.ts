@@ -18,7 +18,7 @@ export function spreadSequencer(heavy: readonly string[]) {
       const same = rest.filter((f) => f.project.name === spread[0]!.project.name).length;
       const step = Math.max(1, Math.floor(same / spread.length));
       const out = [...rest];
-      spread.forEach((f, i) => out.splice(Math.max(0, first) + i * (step + 1), 0, f));
+      for (const [i, f] of spread.entries()) out.splice(Math.max(0, first) + i * (step + 1), 0, f);
       return out;
     }
   };
