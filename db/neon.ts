@@ -3,7 +3,7 @@ import { Pool, neonConfig, types } from '@neondatabase/serverless';
 import type pg from 'pg';
 import { wrapPool, type Db } from './wrap-pool.js';
 import type { RetryOptions } from './retry.js';
-import { timeoutOptions, type DbTimeouts } from './timeouts.js';
+import { localBounds, type DbTimeouts } from './timeouts.js';
 
 // int8 (count/sum) as JS numbers, as db/pool.ts does for node-postgres.
 types.setTypeParser(20, (v: string) => Number(v));
@@ -34,6 +34,13 @@ export function createNeonDb(opts: NeonDbOptions): Db {
     neonConfig.pipelineTLS = false;
     neonConfig.pipelineConnect = false;
   }
-  const pool = new Pool({ connectionString: opts.connectionString, max: opts.max, ...timeoutOptions(opts.timeouts) });
-  return wrapPool(pool as unknown as pg.Pool, { retry: opts.retry });
+  // the bounds as SET LOCAL in each transaction, as db/pool.ts sends them: startup parameters are refused by a
+  // transaction pooler (PgBouncer; Neon's pooled endpoint is one), and a session SET would outlive the transaction there.
+  // This driver does not pipeline, so a single statement costs three round trips (BEGIN, statement, COMMIT)
+  const pool = new Pool({
+    connectionString: opts.connectionString,
+    max: opts.max,
+    connectionTimeoutMillis: opts.timeouts.connectMs,
+  });
+  return wrapPool(pool as unknown as pg.Pool, { retry: opts.retry, localBounds: localBounds(opts.timeouts) });
 }

@@ -3,7 +3,7 @@ import type { RetryOptions } from './retry.js';
 import { wrapPool, type Db } from './wrap-pool.js';
 import { localBounds, type DbTimeouts } from './timeouts.js';
 
-export { localBounds, timeoutOptions, type DbTimeouts } from './timeouts.js';
+export { localBounds, type DbTimeouts } from './timeouts.js';
 
 export { wrapPool, type Db, type Queryable } from './wrap-pool.js';
 

@@ -6,16 +6,6 @@
  */
 export type DbTimeouts = { connectMs: number; statementMs: number; lockMs: number; idleInTransactionMs: number };
 
-/** The pool options both drivers (pg, Neon) take for these bounds, sent as startup parameters of every connection. */
-export function timeoutOptions(t: DbTimeouts) {
-  return {
-    connectionTimeoutMillis: t.connectMs,
-    statement_timeout: t.statementMs,
-    lock_timeout: t.lockMs,
-    idle_in_transaction_session_timeout: t.idleInTransactionMs,
-  };
-}
-
 /**
  * The same bounds as one `SET LOCAL` per setting, to follow a `BEGIN` in the same simple query: they last for that
  * transaction only, so a transaction pooler (PgBouncer, pool_mode=transaction) that refuses startup parameters and

@@ -62,13 +62,17 @@ const REDIS_KEY_PREFIX = `lu_p${process.pid}_${randomBytes(3).toString('hex')}:`
 
 /**
  * A server given DATABASE_URL LISTENs on that database directly too (DATABASE_DIRECT_URL), as a production host
- * configured per docs/deploy.md does; not when the URL is a transaction pooler's (LASTUNIT_TEST_PGBOUNCER=on, where
- * the relay polls unless the test names the direct URL).
+ * configured per docs/deploy.md does. When the URL is the suite's transaction pooler's (LASTUNIT_TEST_PGBOUNCER=on,
+ * test/support/global-setup.ts), the direct URL is the same database on the server behind the pooler.
  */
 function directUrlOf(env: Record<string, string> = {}): Record<string, string> {
   const url = env.DATABASE_URL;
-  if (!url || env.DATABASE_DIRECT_URL !== undefined || process.env.LASTUNIT_TEST_PGBOUNCER === 'on') return {};
-  return { DATABASE_DIRECT_URL: url };
+  if (!url || env.DATABASE_DIRECT_URL !== undefined) return {};
+  if (process.env.LASTUNIT_TEST_PGBOUNCER !== 'on') return { DATABASE_DIRECT_URL: url };
+  const direct = new URL(url);
+  if (!process.env.LASTUNIT_TEST_PG_DIRECT || direct.host !== process.env.LASTUNIT_TEST_PG_POOLER) return {};
+  direct.host = process.env.LASTUNIT_TEST_PG_DIRECT;
+  return { DATABASE_DIRECT_URL: direct.toString() };
 }
 
 /** LASTUNIT_TEST_WEB_CONCURRENCY=N: every host a test starts runs N processes (.ci/run's pass against 2). */

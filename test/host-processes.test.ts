@@ -52,10 +52,15 @@ describe('a host of 2 processes on one port (WEB_CONCURRENCY=2)', () => {
     const pids = pidsOf(srv);
     expect(pids).toHaveLength(2);
     expect(pids.every(alive)).toBe(true);
-    const { rows } = await tdb.db.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'lastunit-relay-listen'`,
-    );
-    expect(rows[0].n).toBe(2); // one relay per process, each LISTENing
+    // one relay per process, each LISTENing (its direct connection is opened as the process starts; through a pooler
+    // the second one was seen a moment after the host's ready line)
+    const listening = async () =>
+      (
+        await tdb.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'lastunit-relay-listen'`,
+        )
+      ).rows[0].n;
+    await expect.poll(listening, { timeout: 10_000 }).toBe(2);
   });
 
   it('gives the last unit to exactly one of 200 buyers', async () => {

@@ -49,6 +49,12 @@ async function startShared(): Promise<Shared> {
   await admin.end();
   const pooler =
     process.env.LASTUNIT_TEST_PGBOUNCER === 'on' ? await startPgBouncer(adminUrl, { poolSize: 40 }) : undefined;
+  if (pooler) {
+    // what a host started behind this pooler LISTENs on directly (kit/server.ts: DATABASE_DIRECT_URL, as docs/deploy.md
+    // configures one); the workers and the servers they start inherit it
+    process.env.LASTUNIT_TEST_PG_POOLER = `127.0.0.1:${pooler.port}`;
+    process.env.LASTUNIT_TEST_PG_DIRECT = new URL(adminUrl).host;
+  }
   const stop = async () => {
     await pooler?.stop();
     const c = new pg.Client({ connectionString: adminUrl });
