@@ -75,10 +75,22 @@ function directUrlOf(env: Record<string, string> = {}): Record<string, string> {
   return { DATABASE_DIRECT_URL: direct.toString() };
 }
 
-/** LASTUNIT_TEST_WEB_CONCURRENCY=N: every host a test starts runs N processes (.ci/run's pass against 2). */
+/**
+ * LASTUNIT_TEST_WEB_CONCURRENCY=N: every host a test starts runs N processes (.ci/run's pass against 2, npm run
+ * test:processes), laid out as docs/deploy.md lays out such a host: with Redis (REDIS_URL, unless the test names its
+ * own), through which its processes share live events and rate limits. Not a host the test pins to one process
+ * (WEB_CONCURRENCY in its env: it measures one process), nor one with the in-process marketplace sandbox (one
+ * process's, refused with more).
+ */
 function processesOf(script: string, env: Record<string, string> = {}): Record<string, string> {
   const n = process.env.LASTUNIT_TEST_WEB_CONCURRENCY;
-  return n && script === 'node/start.ts' && env.DATABASE_URL ? { WEB_CONCURRENCY: n } : {};
+  // MARKETPLACE_SANDBOX '' is the development default, in-process
+  const inProcessSandbox = env.MARKETPLACE_SANDBOX === 'in-process' || env.MARKETPLACE_SANDBOX === '';
+  if (!n || script !== 'node/start.ts' || !env.DATABASE_URL || inProcessSandbox) return {};
+  return {
+    WEB_CONCURRENCY: n,
+    ...(env.REDIS_URL === undefined ? { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379' } : {}),
+  };
 }
 
 const nodeCommand = (script: string, nodeArgs: string[] = []) => [...nodeArgs, '--import', 'tsx', script];

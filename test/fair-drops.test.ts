@@ -21,6 +21,7 @@ beforeAll(async () => {
       TRUST_PROXY: '1', // the public key's buyer is the address a proxy we trust put in X-Forwarded-For
       MAX_ACTIVE_HOLDS: '5', // the default, said out loud: the hold tests count to it
       RATE_LIMIT_BUYER_PER_WINDOW: '0', // these tests fire 50 attempts per buyer at once on purpose
+      WEB_CONCURRENCY: '1', // one process: a test counts what went through its batcher
     },
   });
 });

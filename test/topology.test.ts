@@ -37,6 +37,7 @@ beforeAll(async () => {
     RATE_LIMIT_BUYER_PER_WINDOW: '0',
     SANDBOX_PAYMENTS_URL: sandbox.url,
     PAYMENT_WEBHOOK_SECRET: SECRET,
+    WEB_CONCURRENCY: '1', // one relay LISTEN per host is counted
   };
   servers = await Promise.all([
     spawnServer({ env: { ...env, CLAIM_BATCHING: 'off' } }),

@@ -31,6 +31,7 @@ beforeAll(async () => {
       API_KEYS: `storefront:client-a:${KEY.a},storefront:client-b:${KEY.b},admin:ops:${KEY.admin}`,
       MAX_SOCKETS_PER_CLIENT: String(SOCKETS_PER_CLIENT),
       LASTUNIT_TEST_DIAGNOSTICS: 'on',
+      WEB_CONCURRENCY: '1', // one process's heap, sockets and listeners are what is measured
     },
     // a heap figure after a full collection is the live set: what the server still holds, not garbage not yet reclaimed
     nodeArgs: ['--expose-gc'],
