@@ -93,7 +93,17 @@ function processesOf(script: string, env: Record<string, string> = {}): Record<s
   };
 }
 
-const nodeCommand = (script: string, nodeArgs: string[] = []) => [...nodeArgs, '--import', 'tsx', script];
+/**
+ * The command line of an entry: `--import tsx <script>`, or for npm start's entry the test run's bundle of it when
+ * there is one for this checkout (LASTUNIT_TEST_HOST_BUNDLE, kit/host-bundle.ts; another checkout's, as a test of a
+ * fresh clone starts, is never used).
+ */
+function nodeCommand(script: string, nodeArgs: string[] = []) {
+  const bundle = process.env.LASTUNIT_TEST_HOST_BUNDLE;
+  if (script === 'node/start.ts' && bundle && process.env.LASTUNIT_TEST_HOST_BUNDLE_ROOT === ROOT)
+    return [...nodeArgs, bundle];
+  return [...nodeArgs, '--import', 'tsx', script];
+}
 
 /**
  * Starts `node --import tsx <script>` from the repository root and resolves once it prints its ready line; rejects

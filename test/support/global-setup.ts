@@ -12,6 +12,8 @@ import { createDb } from '../../db/pool.js';
 import { migrate } from '../../db/migrate.js';
 import { DEFAULTS } from '../../kit/config-defaults.js';
 import { startPgBouncer } from '../../kit/pgbouncer.js';
+import { buildHostBundle, hostBundlePath } from '../../kit/host-bundle.js';
+import { ROOT } from '../../kit/root.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -47,6 +49,11 @@ async function startShared(): Promise<Shared> {
   await migrate(db);
   await db.end();
   await admin.end();
+  // npm start's entry bundled once for the run's ~70 server starts (kit/host-bundle.ts); they inherit where it is
+  const bundle = hostBundlePath(String(process.pid));
+  const removeBundle = await buildHostBundle(bundle);
+  process.env.LASTUNIT_TEST_HOST_BUNDLE = bundle;
+  process.env.LASTUNIT_TEST_HOST_BUNDLE_ROOT = ROOT;
   const pooler =
     process.env.LASTUNIT_TEST_PGBOUNCER === 'on' ? await startPgBouncer(adminUrl, { poolSize: 40 }) : undefined;
   if (pooler) {
@@ -56,6 +63,7 @@ async function startShared(): Promise<Shared> {
     process.env.LASTUNIT_TEST_PG_DIRECT = new URL(adminUrl).host;
   }
   const stop = async () => {
+    await removeBundle();
     await pooler?.stop();
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
