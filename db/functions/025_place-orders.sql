@@ -279,8 +279,6 @@ DECLARE
   v_sku     text;
   v_plain   boolean;
 BEGIN
-  -- a bucketed SKU's claims in a batch never wait for a bucket (claim_bucketed, 120_stock-buckets.sql)
-  PERFORM set_config('lastunit.claim_batch', 'on', true);
   SELECT b.sku, b.plain INTO v_sku, v_plain FROM batch_sku(p_requests) AS b;
   SELECT w.answers, w.refused INTO v_answers, v_refused
     FROM write_short_orders(p_requests, v_sku, coalesce(v_plain, false), p_hold_ttl_seconds, p_retention_hours,
@@ -290,6 +288,9 @@ BEGIN
   END IF;
   v_answers := prepare_other_requests(p_requests, v_answers, p_hold_ttl_seconds, p_retention_hours, p_max_holds);
   v_answers := take_hold_counters(v_answers, p_max_holds);
+  -- a bucketed SKU's claims in a batch never wait for a bucket (claim_bucketed, 120_stock-buckets.sql): on for the
+  -- claims only, and off again before anything else this transaction may run
+  PERFORM set_config('lastunit.claim_batch', 'on', true);
   v_answers := claim_batch(v_answers, v_sku, p_max_holds);
   PERFORM set_config('lastunit.claim_batch', 'off', true);
   RETURN to_jsonb(v_answers);

@@ -1,6 +1,6 @@
 -- Stock buckets (db/migrations/0100_stock-buckets.sql, docs/capacity.md): a SKU's units split across N rows so its
 -- claims stop queueing on one row lock. A claim takes from one bucket (claim_bucketed), the SKU's figures are the
--- buckets' sums (sku_available, sku_version, availability_now), every other writer goes through the SKU row and is
+-- buckets' sums (sku_available, sku_version, bucket_sums, availability_now), every other writer goes through the SKU row and is
 -- routed into the buckets under its lock (route_to_buckets: SKU, then bucket), and the sweeper evens buckets out
 -- without waiting for any (rebalance_stock_buckets).
 
@@ -20,15 +20,22 @@ LANGUAGE sql STABLE AS $$
                                  WHERE b.sku = p_sku) END
 $$;
 
+-- A bucketed SKU's buckets' sums of available units and of versions, in one scan of its buckets.
+CREATE OR REPLACE FUNCTION bucket_sums(p_sku text) RETURNS TABLE (available integer, version bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT coalesce(sum(b.available), 0)::integer, coalesce(sum(b.version), 0)::bigint
+    FROM inventory_buckets b WHERE b.sku = p_sku
+$$;
+
 -- An availability event's payload as the relay publishes it: a bucketed SKU's figures are read again at publishing
 -- (committed sums), so the event after the last claim's commit shows the SKU's final count, whichever bucket took it.
 -- Any other payload (a single-row SKU, a bundle) is published as written.
 CREATE OR REPLACE FUNCTION availability_now(p_sku text, p_payload jsonb) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
   SELECT coalesce(
-    (SELECT p_payload || jsonb_build_object('available', a.n, 'soldOut', a.n = 0,
-                                             'version', sku_version(i.sku, i.version, i.buckets))
-       FROM inventory i CROSS JOIN LATERAL (SELECT sku_available(i.sku, i.available, i.buckets) AS n) a
+    (SELECT p_payload || jsonb_build_object('available', i.available + s.available,
+                                             'soldOut', i.available + s.available = 0, 'version', i.version + s.version)
+       FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s
       WHERE i.sku = p_sku AND i.buckets > 1),
     p_payload)
 $$;
@@ -77,9 +84,8 @@ BEGIN
       END IF;
     END;
   END IF;
-  RETURN QUERY SELECT i.sku, sku_available(i.sku, i.available, i.buckets), sku_version(i.sku, i.version, i.buckets),
-                      now(), i.purchase_limit
-                 FROM inventory i WHERE i.sku = p_sku;
+  RETURN QUERY SELECT i.sku, i.available + s.available, i.version + s.version, now(), i.purchase_limit
+                 FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s WHERE i.sku = p_sku;
 END
 $$;
 
