@@ -66,12 +66,14 @@ BEGIN
     RETURN;
   END IF;
   IF coalesce(current_setting('lastunit.claim_batch', true), '') = 'on' THEN
-    IF NOT take_free_bucket(p_sku, p_quantity, p_sold, v_n) AND NOT take_bucket_fragments(p_sku, p_quantity, p_sold, true) THEN
-      IF (SELECT sum(b.available) FROM inventory_buckets b WHERE b.sku = p_sku) >= p_quantity THEN
+    IF NOT take_free_bucket(p_sku, p_quantity, p_sold, v_n) THEN
+      IF (SELECT s.available FROM bucket_sums(p_sku) s) < p_quantity THEN
+        RETURN;  -- the SKU cannot cover the line: a refusal without a lock
+      END IF;
+      IF NOT take_bucket_fragments(p_sku, p_quantity, p_sold, true) THEN
         RAISE EXCEPTION 'the buckets of % that could cover % are held: claim it alone', p_sku, p_quantity
           USING ERRCODE = 'LU003';
       END IF;
-      RETURN;  -- the SKU cannot cover the line
     END IF;
   ELSE
     BEGIN
@@ -79,6 +81,9 @@ BEGIN
         RAISE EXCEPTION 'no free bucket' USING ERRCODE = 'LU003';
       END IF;
     EXCEPTION WHEN SQLSTATE 'LU003' THEN  -- stray locks released: wait in bucket order
+      IF (SELECT s.available FROM bucket_sums(p_sku) s) < p_quantity THEN
+        RETURN;  -- the SKU cannot cover the line: a refusal without a lock
+      END IF;
       IF NOT take_bucket_fragments(p_sku, p_quantity, p_sold, false) THEN
         RETURN;
       END IF;
@@ -108,8 +113,9 @@ END
 $$;
 
 -- A line taken in pieces from the buckets in bucket order (the one order every waiting multi-bucket writer locks them
--- in), all or none: false, with nothing taken, when the SKU's buckets together cannot cover it, or (p_skip_locked, a
--- batch: it never waits) the buckets no other transaction holds cannot.
+-- in), all or none: false, with nothing taken, when the buckets it locked cannot cover it (taken by others since the
+-- caller read their sum, which it did before calling: bucket_sums), or (p_skip_locked, a batch: it never waits) the
+-- buckets no other transaction holds cannot.
 DROP FUNCTION IF EXISTS take_bucket_fragments(text, integer, boolean);
 CREATE OR REPLACE FUNCTION take_bucket_fragments(p_sku text, p_quantity integer, p_sold boolean, p_skip_locked boolean)
 RETURNS boolean
@@ -119,9 +125,6 @@ DECLARE
   v_take integer;
   v_b    record;
 BEGIN
-  IF (SELECT coalesce(sum(b.available), 0) FROM inventory_buckets b WHERE b.sku = p_sku) < p_quantity THEN
-    RETURN false;  -- the SKU cannot cover the line: a refusal without a lock
-  END IF;
   BEGIN
     FOR v_b IN EXECUTE 'SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = $1 ORDER BY b.bucket '
                        || 'FOR NO KEY UPDATE' || CASE WHEN p_skip_locked THEN ' SKIP LOCKED' ELSE '' END USING p_sku LOOP
