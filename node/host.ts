@@ -161,7 +161,10 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         onError: (err) => logger.warn({ err }, 'webhook delivery pass failed; retrying'),
       })
     : undefined;
+  // this process's own relay reads the rows at once; NOTIFY wakes the others' (and a relay-only process's)
+  let wakeRelay: (() => void) | undefined;
   const onOutboxWritten = async (skus?: string[]) => {
+    wakeRelay?.();
     notifyRelays();
     pusher?.wake();
     webhookWorker?.wake();
@@ -299,7 +302,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
           }
         },
       })
-    : async () => {};
+    : undefined;
+  wakeRelay = stopRelay?.wake;
 
   const stopReconciler = startReconciler(
     { db, metrics, processor: payments.processor, onOutboxWritten, capture: config.payments.capture },
@@ -345,7 +349,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
       activity.stop();
       await ws.dispose();
       await new Promise<void>((r) => server.close(() => r()));
-      await Promise.all([stopSweeper(), stopRelay(), stopReconciler(), pusher?.stop(), webhookWorker?.stop()]);
+      await Promise.all([stopSweeper(), stopRelay?.(), stopReconciler(), pusher?.stop(), webhookWorker?.stop()]);
       await payments.stop();
       await marketplace?.stop();
       await redis?.close();

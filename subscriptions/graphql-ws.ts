@@ -14,8 +14,7 @@ import {
 } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
 import type { Caller, Role } from '../common/caller.js';
-import { shareSubscriptions } from './shared-execution.js';
-import { encodeOnce } from './encode-once.js';
+import { shareSubscriptions, type ResultWriter } from './shared-execution.js';
 
 /** A per-key rate-limit verdict, as the HTTP limit gives it (app/rate-limit.ts); null: not limited. */
 export type WsAdmission = { allowed: boolean; limit: number; windowSeconds: number; resetSeconds: number } | null;
@@ -108,15 +107,24 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   // availability is a state: a socket that is behind gets the newest per SKU; order-status events are never conflated
   const shared = shareSubscriptions({ conflateKey: availabilityKey });
   const shareKeys = new WeakMap<object, string>();
-  const encoder = encodeOnce();
+  const writers = new WeakMap<object, ResultWriter>();
+  // a shared result is encoded to JSON once, however many sockets it is written to
+  const encoded = new WeakMap<object, string>();
+  const nextMessage = (socket: WebSocket, id: string): ResultWriter => {
+    const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    return (result, done) => {
+      if (socket.readyState !== socket.OPEN) return done();
+      let json = encoded.get(result);
+      if (json === undefined) encoded.set(result, (json = JSON.stringify(result)));
+      socket.send(`${head}${json}}`, () => done());
+    };
+  };
   const sockets = new Map<string, number>(); // open, authenticated sockets per owner (API client, or address on a public key)
   const open = new Set<{ subscriptions: Record<string, unknown> }>();
 
-  // Before graphql-ws's own listener: its sends go through the encoder, and a protocol error of the client (a frame
-  // over maxPayload, invalid UTF-8...) is closed by ws with its status code (1009, 1007...) without graphql-ws
-  // reporting it as an internal error on the console.
+  // Before graphql-ws's own listener: a protocol error of the client (a frame over maxPayload, invalid UTF-8...) is
+  // closed by ws with its status code (1009, 1007...) without graphql-ws reporting it as an internal error.
   wss.on('connection', (socket: WebSocket) => {
-    encoder.wrap(socket);
     const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: any[]) => boolean;
     (socket as any).emit = (event: string | symbol, ...args: any[]) =>
       event === 'error' && String(args[0]?.code).startsWith('WS_ERR_') ? true : emit(event, ...args);
@@ -135,12 +143,10 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
   >(
     {
       isProd: opts.isProd,
-      onNext: encoder.onNext,
-      jsonMessageReplacer: encoder.replacer,
       execute: (args: any) => args.rootValue.execute(args),
       subscribe: (args: any) => {
         const key = shareKeys.get(args);
-        return key ? shared(args, key, args.rootValue.subscribe) : args.rootValue.subscribe(args);
+        return key ? shared(args, key, args.rootValue.subscribe, writers.get(args)) : args.rootValue.subscribe(args);
       },
       onConnect: async (ctx) => {
         const auth = ctx.connectionParams?.authorization;
@@ -174,7 +180,7 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
         release(ctx.extra.owner);
         ctx.extra.owner = undefined;
       },
-      onSubscribe: async (ctx, _id, params) => {
+      onSubscribe: async (ctx, id, params) => {
         // graphql-ws has already registered this id, so the count includes it
         if (Object.keys(ctx.subscriptions).length > maxSubscriptions)
           return refusal(
@@ -228,6 +234,9 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
             ctx.extra.caller?.clientId,
           ]),
         );
+        // each result is written to this socket as graphql-ws's `next` for this id, straight from the shared
+        // execution's queue (one call per subscriber and result, instead of graphql-ws's promise chain per message)
+        writers.set(args, nextMessage(ctx.extra.socket, id));
         return args;
       },
     },

@@ -63,8 +63,9 @@ export async function relayOnce(deps: RelayDeps): Promise<number> {
 
 /**
  * The relay loop: woken by LISTEN/NOTIFY on a dedicated connection, with a poll every `pollMs` as the fallback for a
- * NOTIFY that was never sent (crash after commit) or lost. Never runs two drains at once in one process.
- * Returns a stop function.
+ * NOTIFY that was never sent (crash after commit) or lost, and by `wake()` from a write of its own process that has
+ * committed (no NOTIFY round trip before the rows are read). Never runs two drains at once in one process.
+ * Returns a stop function with `wake`.
  */
 export function startRelay(deps: RelayDeps & { listenUrl?: string; pollMs: number; onError?: (err: unknown) => void }) {
   const onError = deps.onError ?? (() => {});
@@ -93,10 +94,11 @@ export function startRelay(deps: RelayDeps & { listenUrl?: string; pollMs: numbe
   const poll = setInterval(drain, deps.pollMs);
   const stopListening = deps.listenUrl ? listenOutbox(deps.listenUrl, drain, onError) : async () => {};
   drain();
-  return async () => {
+  const stop = async () => {
     stopped = true;
     clearInterval(poll);
     await stopListening();
     await running;
   };
+  return Object.assign(stop, { wake: drain });
 }

@@ -16,8 +16,13 @@ type Group = {
   sweeping: boolean;
 };
 
-/** Subscribers handed a state per turn of the event loop: between chunks the sweep lets I/O in (a newer state). */
-export const SWEEP_CHUNK = 256;
+/**
+ * How long a sweep writes before it lets the event loop turn (I/O in: a newer state, the relay's next rows, requests),
+ * in milliseconds; checked every SWEEP_CHECK subscribers. Bounded by time, not by a count of subscribers, because a
+ * socket write costs 10-30 us here depending on the load: the event loop waits at most about this long.
+ */
+export const SWEEP_SLICE_MS = 2;
+const SWEEP_CHECK = 16;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 const isAsyncIterable = (x: unknown): x is AsyncIterable<ExecutionResult> =>
@@ -33,25 +38,52 @@ export type ConflateKey = (result: ExecutionResult, args: ExecutionArgs) => stri
 export const MAX_PENDING = 1024;
 
 /**
+ * Writes one result to a subscriber's socket itself (as its transport's `next` message) and calls `done` once the
+ * socket has taken it, or can take nothing more (closed, failed). See `conflatingQueue`.
+ */
+export type ResultWriter = (result: ExecutionResult, done: () => void) => void;
+
+/**
  * One subscriber's queue of results not yet taken. A result with a conflation key replaces the waiting result with
  * the same key, in its place: a subscriber that is behind gets the newest state, never a backlog of stale ones. A
  * result without a key (an order's status change) is never dropped: it waits its turn, up to MAX_PENDING results.
+ *
+ * Taken by one of two consumers. Without `write`, by whoever reads `iterator` (the transport's own loop: one promise
+ * hop per result and per subscriber). With `write`, by the queue itself: a result is written to the socket as soon
+ * as it is pushed, unless the socket has not taken the previous one yet (a subscriber that is behind), in which case
+ * it waits, conflated, for that write's `done`. `iterator` then yields nothing and ends, once what is waiting has been
+ * written, when the subscription ends (the transport sends its `complete` after every result).
  */
-export function conflatingQueue(onDone: () => void) {
+export function conflatingQueue(onDone: () => void, write?: ResultWriter) {
   const pending: { key: string | undefined; value: ExecutionResult }[] = [];
   let ended = false;
   let finished = false;
+  let writing = false;
   let wake: (() => void) | undefined;
   const finish = () => {
     if (finished) return;
     finished = true;
     onDone();
   };
+  // with `write`: the next waiting result once the socket took the last one (a closed socket calls done at once)
+  const written = () => {
+    const item = finished ? undefined : pending.shift();
+    if (item) write!(item.value, written);
+    else {
+      writing = false;
+      if (ended) wake?.();
+    }
+  };
   const member: Member = {
     swept: 0,
     /** `key`: the result's conflation key, computed once per result for every subscriber of its operation */
     push(value: ExecutionResult, key: string | undefined) {
       if (ended) return;
+      if (write && !writing) {
+        writing = true;
+        write(value, written);
+        return;
+      }
       if (key !== undefined) {
         const waiting = pending.find((p) => p.key === key);
         if (waiting) {
@@ -72,6 +104,13 @@ export function conflatingQueue(onDone: () => void) {
   };
   const iterator: AsyncIterableIterator<ExecutionResult> = {
     async next() {
+      if (write) {
+        // the results went out through `write`: this only tells the transport when the subscription is over
+        while (!finished && !(ended && !writing && !pending.length)) await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+        finish();
+        return { value: undefined, done: true };
+      }
       while (!pending.length && !ended) await new Promise<void>((r) => (wake = r));
       wake = undefined;
       const item = pending.shift();
@@ -82,8 +121,8 @@ export function conflatingQueue(onDone: () => void) {
     async return() {
       ended = true;
       pending.length = 0;
-      wake?.(); // a next() waiting for a result ends too (the reader's loop finishes and lets go of its socket)
       finish();
+      wake?.(); // a next() waiting for a result ends too (the reader's loop finishes and lets go of its socket)
       return { value: undefined, done: true };
     },
     [Symbol.asyncIterator]() {
@@ -138,7 +177,7 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
   }
 
   /**
-   * Hands every subscriber of the group the newest state per key it has not had, SWEEP_CHUNK subscribers per turn of
+   * Hands every subscriber of the group the newest state per key it has not had, SWEEP_SLICE_MS of writing per turn of
    * the event loop. A state that arrives mid-sweep goes to the subscribers not yet reached at once, and then to those
    * already swept: the last sale's count waits at most one pass over the subscribers, never a pass per stale state.
    */
@@ -148,12 +187,16 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
       for (let pushed = 1; pushed > 0 && !group.closed; ) {
         pushed = 0;
         let n = 0;
+        let sliceStart = performance.now();
         for (const m of group.members) {
           if (m.swept >= group.seq) continue;
           for (const [k, e] of group.latest) if (e.seq > m.swept) m.push(e.value, k);
           m.swept = group.seq;
           pushed++;
-          if (++n % SWEEP_CHUNK === 0) await nextTurn();
+          if (++n % SWEEP_CHECK === 0 && performance.now() - sliceStart >= SWEEP_SLICE_MS) {
+            await nextTurn();
+            sliceStart = performance.now();
+          }
         }
       }
     } finally {
@@ -169,7 +212,8 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
     void group.iterator?.return?.();
   }
 
-  async function sharedSubscribe(args: ExecutionArgs, key: string, subscribe: Subscribe) {
+  /** `write`: the subscriber's results are written to its socket by its queue (see conflatingQueue) */
+  async function sharedSubscribe(args: ExecutionArgs, key: string, subscribe: Subscribe, write?: ResultWriter) {
     let group: Group | undefined;
     for (let attempt = 0; attempt < 2 && (!group || group.closed); attempt++) {
       let pending = groups.get(key);
@@ -188,7 +232,7 @@ export function shareSubscriptions(opts: { conflateKey?: ConflateKey } = {}) {
     const { member, iterator } = conflatingQueue(() => {
       g.members.delete(member);
       if (g.members.size === 0) close(key, g);
-    });
+    }, write);
     member.swept = g.seq; // from the next state on, as a subscriber that joins between events
     g.members.add(member);
     return iterator;

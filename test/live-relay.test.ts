@@ -4,7 +4,7 @@ import { startTestApp, KEYS } from './support/app.js';
 import { spawnServer } from '../kit/server.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
 import { createLivePubSub, type AvailabilityEvent } from '../subscriptions/pubsub.js';
-import { relayOnce } from '../subscriptions/relay.js';
+import { relayOnce, startRelay } from '../subscriptions/relay.js';
 import { countUnpublished } from '../db/outbox-store.js';
 import { sweepOnce } from '../orders/sweeper.js';
 import { makeHoldsOverdue } from '../kit/holds.js';
@@ -63,6 +63,26 @@ describe('the outbox relay', () => {
       ['CANCELLED', 'CANCELLED'],
     ]);
     expect(await countUnpublished(t.db)).toBe(0);
+  });
+
+  it('is woken by a write of its own process at once: no NOTIFY and no poll before the rows are read', async () => {
+    const pubsub = createLivePubSub();
+    // no LISTEN connection and a poll that never comes within the test: only wake() can start a drain
+    const stop = startRelay({ db: t.db, pubsub, metrics: t.metrics, batchSize: 10, pollMs: 600_000 });
+    try {
+      while ((await countUnpublished(t.db)) > 0) await tick(); // the drain at start
+      const got = listen(pubsub.subscribe('availability', 'REL-WAKE'));
+      await insertSynthetic(3, 'REL-WAKE');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(got).toEqual([]); // nothing read them yet
+      stop.wake();
+      const deadline = Date.now() + 5_000;
+      while (got.length < 3 && Date.now() < deadline) await tick();
+      expect(got.map((e) => e.version)).toEqual([1, 2, 3]);
+      expect(await countUnpublished(t.db)).toBe(0);
+    } finally {
+      await stop();
+    }
   });
 
   it('loses nothing when it crashes between publishing and marking: the batch is claimed and published again', async () => {

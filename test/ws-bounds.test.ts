@@ -88,6 +88,59 @@ describe('graphql-ws on the real server', () => {
     s.ws.close();
   });
 
+  it("writes each event to every subscription of a socket under that subscription's own id, and none after its complete", async () => {
+    const admin = async (query: string, variables: Record<string, unknown>) => {
+      const r = await fetch(`${srv.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY.admin}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await r.json()) as any;
+      expect(body.errors).toBeUndefined();
+      return body.data;
+    };
+    await admin(`mutation($i: CreateProductInput!) { createProduct(input: $i) { userErrors { code } } }`, {
+      i: { sku: 'WS-IDS', name: 'ids', priceAmount: 100, currencyCode: 'USD', initialStock: 5 },
+    });
+    const s = openSocket(srv.url, KEY.a);
+    const other = openSocket(srv.url, KEY.a);
+    await Promise.all([s.acked, other.acked]);
+    // ids a client may choose (graphql-ws's own are UUIDs): quotes, backslashes and non-ASCII are escaped in the frame
+    const ids = ['plain', 'with "quotes" and \\ backslash', 'ünïcødé-✓'];
+    const query = `subscription { availabilityChanged(skus: ["WS-IDS"]) { sku available version } }`;
+    for (const id of ids) s.subscribe(id, query);
+    other.subscribe('1', query);
+    await until('four subscriptions, one shared execution', (d) => d.graphqlWs.subscriptions >= 4);
+    const setStock = (available: number) =>
+      admin(`mutation($i: SetStockInput!) { setStock(input: $i) { userErrors { code } } }`, {
+        i: { sku: 'WS-IDS', available },
+      });
+    await setStock(4);
+    for (const [sock, id] of [...ids.map((id) => [s, id] as const), [other, '1'] as const]) {
+      const m = await sock.answer(id, ['next']);
+      expect(m).toEqual({
+        id,
+        type: 'next',
+        payload: { data: { availabilityChanged: expect.objectContaining({ sku: 'WS-IDS', available: 4 }) } },
+      });
+    }
+    s.send({ id: ids[1], type: 'complete' });
+    await until('the completed subscription is gone', (d) => d.graphqlWs.subscriptions === 3);
+    await setStock(3);
+    const threes = async (sock: RawSocket, id: string) => {
+      await until(`${id} sees 3`, () =>
+        sock.messages.some((m) => m.id === id && m.payload?.data?.availabilityChanged?.available === 3),
+      );
+    };
+    await Promise.all([threes(s, ids[0]!), threes(s, ids[2]!), threes(other, '1')]);
+    // the completed one got its first event and nothing after the complete
+    expect(s.messages.filter((m) => m.id === ids[1]).map((m) => m.payload.data.availabilityChanged.available)).toEqual([
+      4,
+    ]);
+    s.ws.close();
+    other.ws.close();
+  });
+
   it('closes the socket with 1009 on a message larger than MAX_BODY_BYTES, even before connection_init, without reading it', async () => {
     for (const init of [false, true]) {
       const s = openSocket(srv.url, KEY.a, { init });
