@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createBatchLanes } from '../orders/claim-batcher.js';
 import { startTestApp } from './support/app.js';
@@ -358,5 +359,111 @@ describe('place_orders: a refusal names the rule the request broke', () => {
       `SELECT units FROM customer_purchases WHERE client_id = 'RULE-2' AND sku = 'RULE-2'`,
     );
     expect(rows).toEqual([{ units: 3 }]);
+  });
+});
+
+describe('place_orders: plain sales of a SKU with stock buckets', () => {
+  const req = (sku: string, n: number, quantity = 1) => ({
+    clientId: 'bk',
+    customerId: `cust-${n}`,
+    key: `${sku}-${n}`,
+    hash: `h${n}`,
+    lines: [{ sku, quantity }],
+    buyer: null,
+    tokenHash: null,
+  });
+  const buckets = async (sku: string) =>
+    (
+      await t.db.query(
+        `SELECT bucket, available, reserved, version::int AS version FROM inventory_buckets WHERE sku = $1 ORDER BY bucket`,
+        [sku],
+      )
+    ).rows as { bucket: number; available: number; reserved: number; version: number }[];
+  const events = async (sku: string, after: number) =>
+    (
+      await t.db.query(
+        `SELECT payload FROM outbox WHERE topic = 'availability' AND aggregate_key = $1 AND id > $2 ORDER BY id`,
+        [sku, after],
+      )
+    ).rows.map((r) => r.payload);
+  /** the SKU's figures: its row's plus its buckets' */
+  const stock = async (sku: string) =>
+    (
+      await t.db.query(
+        `SELECT i.available + sum(b.available)::int AS available, i.reserved + sum(b.reserved)::int AS reserved,
+                i.sold + sum(b.sold)::int AS sold
+           FROM inventory i JOIN inventory_buckets b ON b.sku = i.sku WHERE i.sku = $1
+          GROUP BY i.available, i.reserved, i.sold`,
+        [sku],
+      )
+    ).rows[0];
+  const lastOutbox = async () => Number((await t.db.query(`SELECT coalesce(max(id), 0) AS id FROM outbox`)).rows[0].id);
+
+  it('takes a batch from ONE bucket with one conditional UPDATE and one availability event of the SKU', async () => {
+    await t.product('BKB-1', 40);
+    expect((await t.db.query(`SELECT set_stock_buckets('BKB-1', 4) AS r`)).rows[0].r).toEqual({
+      buckets: 4,
+      available: 40,
+    });
+    const before = await buckets('BKB-1');
+    const after = await lastOutbox();
+    const answers = await placeBatch(Array.from({ length: 6 }, (_, i) => req('BKB-1', i)));
+    expect(answers.map((a) => a.order.status)).toEqual(Array(6).fill('RESERVED'));
+    const now = await buckets('BKB-1');
+    const changed = now.filter((b, i) => b.version !== before[i]!.version);
+    // one bucket took all six, its version grew once: one UPDATE for the batch, not one claim per order
+    expect(changed).toHaveLength(1);
+    expect(changed[0]).toMatchObject({ available: 4, reserved: 6, version: before[changed[0]!.bucket]!.version + 1 });
+    expect(now.reduce((n, b) => n + b.available, 0)).toBe(34);
+    // subscribers see the SKU, never a bucket: the SKU's sums
+    expect(await events('BKB-1', after)).toEqual([
+      expect.objectContaining({ sku: 'BKB-1', available: 34, soldOut: false }),
+    ]);
+    expect(await stock('BKB-1')).toEqual({ available: 34, reserved: 6, sold: 0 });
+  });
+
+  it('moves on to another bucket when the one it holds runs short, and refuses only what the whole SKU cannot cover', async () => {
+    await t.product('BKB-2', 8);
+    await t.db.query(`SELECT set_stock_buckets('BKB-2', 4)`); // 2 units per bucket
+    // 2 + 2 + 1 + 1 + 1 + 2 = 9 units asked of 8: the batch takes buckets in turn, and the last request is refused
+    const quantities = [2, 2, 1, 1, 1, 2];
+    const answers = await placeBatch(quantities.map((q, i) => req('BKB-2', i, q)));
+    expect(answers.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual([
+      'RESERVED',
+      'RESERVED',
+      'RESERVED',
+      'RESERVED',
+      'RESERVED',
+      'INSUFFICIENT_STOCK',
+    ]);
+    expect(await stock('BKB-2')).toEqual({ available: 1, reserved: 7, sold: 0 });
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM reservations r JOIN orders o ON o.id = r.order_id
+                                        WHERE r.sku = 'BKB-2' AND o.status = 'RESERVED'`);
+    expect(rows[0].n).toBe(5);
+    // nothing refused while the SKU could cover it: a fresh order for the last unit is sold
+    const last = await placeBatch([req('BKB-2', 10, 1), req('BKB-2', 11, 1)]);
+    expect(last.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual(['RESERVED', 'SOLD_OUT']);
+    expect(await stock('BKB-2')).toEqual({ available: 0, reserved: 8, sold: 0 });
+  });
+
+  it('never waits for a bucket another transaction holds: it takes a free one, or hands the batch back (LU003)', async () => {
+    await t.product('BKB-3', 4);
+    await t.db.query(`SELECT set_stock_buckets('BKB-3', 2)`); // 2 and 2
+    const holder = new pg.Client({ connectionString: t.dbUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM inventory_buckets WHERE sku = 'BKB-3' AND bucket = 0 FOR UPDATE`);
+      // bucket 0 is held: a batch of two takes bucket 1, without waiting
+      const two = await placeBatch([req('BKB-3', 1), req('BKB-3', 2)]);
+      expect(two.map((a) => a.order.status)).toEqual(['RESERVED', 'RESERVED']);
+      expect((await buckets('BKB-3')).map((b) => b.available)).toEqual([2, 0]);
+      // now only the held bucket has units: the batch neither waits nor says sold out; it is handed back whole
+      await expect(placeBatch([req('BKB-3', 3), req('BKB-3', 4)])).rejects.toMatchObject({ code: 'LU003' });
+      expect(await stock('BKB-3')).toEqual({ available: 2, reserved: 2, sold: 0 });
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
   });
 });

@@ -13,12 +13,12 @@
 -- two batches holding the same keys at once (another instance's retries) can deadlock on key rows, which PostgreSQL
 -- breaks (40P01, the statement is repeated whole by its caller); no such cycle can include the inventory row.
 
--- The batch's SKU (the first single-line request's: the callers batch one SKU) and whether it is plain: one stock row, no bundle, no
--- purchase limit, no drop governing it (its orders pass claim_order's drop gate). No row when no request has a single
--- line.
+-- The batch's SKU (the first single-line request's: the callers batch one SKU) and whether it is plain: no bundle, no
+-- purchase limit, no drop governing it (its orders pass claim_order's drop gate). A SKU with stock buckets is plain too:
+-- its plain sales are granted from one bucket at a time (lock_batch_bucket). No row when no request has a single line.
 CREATE OR REPLACE FUNCTION batch_sku(p_requests jsonb) RETURNS TABLE (sku text, plain boolean)
 LANGUAGE sql STABLE AS $$
-  SELECT s.sku, coalesce((SELECT NOT p.is_bundle AND i.purchase_limit IS NULL AND i.buckets = 1
+  SELECT s.sku, coalesce((SELECT NOT p.is_bundle AND i.purchase_limit IS NULL
                                  AND NOT EXISTS (SELECT 1 FROM drops d WHERE d.sku = p.sku AND d.ended_at IS NULL)
                             FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = s.sku), false)
     FROM (SELECT e.value->'lines'->0->>'sku' AS sku
@@ -175,22 +175,69 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_inv record;
 BEGIN
-  SELECT available, purchase_limit INTO v_inv FROM inventory WHERE sku = p_sku FOR NO KEY UPDATE;
-  IF v_inv.purchase_limit IS NOT NULL OR EXISTS (SELECT 1 FROM drops d WHERE d.sku = p_sku AND d.ended_at IS NULL) THEN
-    RAISE EXCEPTION 'purchase limit or drop of % set while its batch was prepared', p_sku USING ERRCODE = '40001';
+  SELECT available, purchase_limit, buckets INTO v_inv FROM inventory WHERE sku = p_sku FOR NO KEY UPDATE;
+  IF v_inv.purchase_limit IS NOT NULL OR v_inv.buckets > 1
+     OR EXISTS (SELECT 1 FROM drops d WHERE d.sku = p_sku AND d.ended_at IS NULL) THEN
+    -- (stock buckets set meanwhile: the units are in the buckets now, not in the row this batch would grant from)
+    RAISE EXCEPTION 'purchase limit, drop or buckets of % set while its batch was prepared', p_sku USING ERRCODE = '40001';
   END IF;
   RETURN v_inv.available;
 END
 $$;
 
--- The plain sales granted so far: p_units units of p_sku taken by ONE conditional write (I3: claim_line; CHECK
--- available >= 0 still guards it) under the row lock the batch holds, with one availability event (the count after).
-CREATE OR REPLACE FUNCTION take_batch_units(p_sku text, p_units integer) RETURNS void
+-- The plain sales granted so far: p_units units of p_sku taken by ONE conditional write (I3: claim_line, or for a
+-- bucketed SKU the same UPDATE of p_bucket; CHECK available >= 0 still guards it) under the row lock the batch holds,
+-- with one availability event (the count after).
+DROP FUNCTION IF EXISTS take_batch_units(text, integer);
+CREATE OR REPLACE FUNCTION take_batch_units(p_sku text, p_units integer, p_bucket smallint DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-  IF claim_line(p_sku, p_units, false, NULL, NULL) IS NOT NULL THEN
-    -- cannot happen under the batch's row lock; if it does, nothing of the batch stands
-    RAISE EXCEPTION 'the batch claim of % found fewer units under its own row lock', p_sku USING ERRCODE = '40001';
+  IF p_bucket IS NULL THEN
+    IF claim_line(p_sku, p_units, false, NULL, NULL) IS NULL THEN
+      RETURN;
+    END IF;
+  ELSE
+    UPDATE inventory_buckets b SET available = b.available - p_units, reserved = b.reserved + p_units,
+           version = b.version + 1
+     WHERE b.sku = p_sku AND b.bucket = p_bucket AND b.available >= p_units;
+    IF FOUND THEN
+      INSERT INTO outbox (topic, aggregate_key, payload)
+      SELECT 'availability', i.sku, jsonb_build_object('sku', i.sku, 'available', i.available + s.available,
+             'soldOut', i.available + s.available = 0, 'version', i.version + s.version, 'updatedAt', now())
+        FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s WHERE i.sku = p_sku;
+      RETURN;
+    END IF;
+  END IF;
+  -- cannot happen under the batch's row lock; if it does, nothing of the batch stands
+  RAISE EXCEPTION 'the batch claim of % found fewer units under its own row lock', p_sku USING ERRCODE = '40001';
+END
+$$;
+
+-- A bucketed SKU's bucket for a batch's plain sales, the first one (from the bucket this transaction hashes to, in
+-- rotation) that covers p_quantity and no other transaction holds, locked (SKIP LOCKED: a batch never waits for a
+-- bucket, so it cannot close a cycle of waits). No row when none is free and covers it. Like lock_batch_sku, a
+-- purchase limit or a drop set while the batch was prepared, or a new bucket count, fails the batch (40001: it is
+-- repeated): a new limit or count waits for every bucket before it commits, so once a bucket is locked here, what is
+-- read is what holds for the claims.
+CREATE OR REPLACE FUNCTION lock_batch_bucket(p_sku text, p_quantity integer, p_buckets smallint)
+RETURNS TABLE (bucket smallint, available integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_start integer := abs(hashtext(pg_current_xact_id()::text) % p_buckets);
+  v_b     record;
+  v_inv   record;
+BEGIN
+  SELECT f.bucket, f.available INTO v_b FROM inventory_buckets f
+   WHERE f.sku = p_sku AND f.available >= p_quantity
+   ORDER BY (f.bucket - v_start + p_buckets) % p_buckets LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED;
+  SELECT i.buckets, i.purchase_limit INTO v_inv FROM inventory i WHERE i.sku = p_sku;
+  IF v_inv.buckets IS DISTINCT FROM p_buckets OR v_inv.purchase_limit IS NOT NULL
+     OR EXISTS (SELECT 1 FROM drops d WHERE d.sku = p_sku AND d.ended_at IS NULL) THEN
+    RAISE EXCEPTION 'buckets, purchase limit or drop of % changed while its batch was prepared', p_sku
+      USING ERRCODE = '40001';
+  END IF;
+  IF v_b.bucket IS NOT NULL THEN
+    RETURN QUERY SELECT v_b.bucket::smallint, v_b.available::integer;
   END IF;
 END
 $$;
@@ -213,27 +260,63 @@ BEGIN
 END
 $$;
 
+-- A bucketed SKU's next bucket for a batch's plain sale of p_quantity, when the bucket it holds (p_bucket, NULL: none
+-- yet) cannot cover it: what that bucket granted (p_granted) is taken, then another is locked (lock_batch_bucket).
+-- When no bucket no one holds covers the sale, it is refused if the SKU as a whole cannot cover it (the buckets' sum:
+-- no false sold out), and the answer is no bucket with that sum; else the batch raises LU003 and its caller claims its
+-- orders one at a time, as claim_bucketed's batch claims do: a batch never waits for a bucket.
+CREATE OR REPLACE FUNCTION next_batch_bucket(p_sku text, p_quantity integer, p_buckets smallint, p_bucket smallint,
+                                             p_granted integer)
+RETURNS TABLE (bucket smallint, available integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_b record;
+BEGIN
+  IF p_granted > 0 THEN
+    PERFORM take_batch_units(p_sku, p_granted, p_bucket);
+  END IF;
+  SELECT f.bucket, f.available INTO v_b FROM lock_batch_bucket(p_sku, p_quantity, p_buckets) f;
+  IF v_b.bucket IS NOT NULL THEN
+    RETURN QUERY SELECT v_b.bucket, v_b.available;
+    RETURN;
+  END IF;
+  SELECT s.available INTO v_b FROM bucket_sums(p_sku) s;
+  IF v_b.available >= p_quantity THEN
+    RAISE EXCEPTION 'the buckets of % that could cover % are held: claim the batch one at a time', p_sku, p_quantity
+      USING ERRCODE = 'LU003';
+  END IF;
+  RETURN QUERY SELECT NULL::smallint, v_b.available;
+END
+$$;
+
 -- The claims, in arrival order. A plain sale is granted while what is left of the locked SKU covers it (the decision
 -- its own conditional UPDATE would take); the units granted so far are taken by take_batch_units when a per-order
 -- claim comes next (it must find them taken: arrival order holds across both kinds) and at the end. A plain sale's
--- HOLD_LIMIT needs no lock. Returns the answers, a refused plain sale's with its rejection.
+-- HOLD_LIMIT needs no lock. A bucketed SKU's plain sales are granted the same way from one bucket the batch locked
+-- instead of the SKU row, the next one when it runs short (next_batch_bucket). Returns the answers, a refused plain
+-- sale's with its rejection.
 CREATE OR REPLACE FUNCTION claim_batch(p_answers jsonb[], p_sku text, p_max_holds integer) RETURNS jsonb[]
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_left     integer;           -- units of p_sku not yet granted (known once its row is locked)
+  v_left     integer;           -- units of p_sku (of v_bucket) not yet granted (known once its row is locked)
   v_granted  integer := 0;      -- units granted to plain sales, not yet taken
   v_quantity integer;
   v_refused  boolean := false;  -- a plain sale was refused
+  v_buckets  smallint;          -- the SKU's bucket count: 1, its row
+  v_bucket   smallint;          -- a bucketed SKU's bucket this batch grants from, locked by it
 BEGIN
+  SELECT i.buckets INTO v_buckets FROM inventory i WHERE i.sku = p_sku;
   FOR i IN 1 .. coalesce(array_length(p_answers, 1), 0) LOOP
     IF p_answers[i]->>'kind' = 'prepared' THEN
       IF v_granted > 0 THEN
-        PERFORM take_batch_units(p_sku, v_granted);
+        PERFORM take_batch_units(p_sku, v_granted, v_bucket);
         v_granted := 0;
       END IF;
       p_answers[i] := claim_order(p_answers[i]);
-      IF v_left IS NOT NULL THEN
-        SELECT available INTO v_left FROM inventory WHERE sku = p_sku;  -- under the lock this transaction holds
+      IF v_bucket IS NOT NULL THEN  -- under the locks this transaction holds
+        SELECT b.available INTO v_left FROM inventory_buckets b WHERE b.sku = p_sku AND b.bucket = v_bucket;
+      ELSIF v_buckets = 1 AND v_left IS NOT NULL THEN
+        SELECT available INTO v_left FROM inventory WHERE sku = p_sku;
       END IF;
     ELSIF p_answers[i]->>'kind' = 'plain' THEN
       v_quantity := (p_answers[i]->>'quantity')::integer;
@@ -242,7 +325,12 @@ BEGIN
         v_refused := true;
         CONTINUE;
       END IF;
-      IF v_left IS NULL THEN
+      IF v_buckets > 1 AND (v_bucket IS NULL OR v_quantity > v_left) THEN
+        -- no bucket: v_left is the SKU's sum, short of this sale, which is refused below
+        SELECT f.bucket, f.available INTO v_bucket, v_left
+          FROM next_batch_bucket(p_sku, v_quantity, v_buckets, v_bucket, v_granted) f;
+        v_granted := 0;
+      ELSIF v_left IS NULL THEN
         v_left := lock_batch_sku(p_sku);
       END IF;
       IF v_quantity <= v_left THEN
@@ -256,7 +344,7 @@ BEGIN
     END IF;
   END LOOP;
   IF v_granted > 0 THEN
-    PERFORM take_batch_units(p_sku, v_granted);
+    PERFORM take_batch_units(p_sku, v_granted, v_bucket);
   END IF;
   IF v_refused THEN
     PERFORM record_batch_refusals(p_answers);
