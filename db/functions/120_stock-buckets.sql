@@ -1,5 +1,6 @@
 -- Stock buckets (db/migrations/0100_stock-buckets.sql, docs/capacity.md): a SKU's units split across N rows so its
--- claims stop queueing on one row lock. A claim takes from one bucket (claim_bucketed), the SKU's figures are the
+-- claims stop queueing on one row lock. A claim takes from one bucket (claim_bucketed; a batch's plain sales from one
+-- bucket the batch locks: lock_batch_bucket and next_batch_bucket, 025_place-orders.sql), the SKU's figures are the
 -- buckets' sums (sku_available, sku_version, bucket_sums, availability_now), every other writer goes through the SKU row and is
 -- routed into the buckets under its lock (route_to_buckets: SKU, then bucket), and the sweeper evens buckets out
 -- without waiting for any (rebalance_stock_buckets).
