@@ -44,6 +44,12 @@ export const orderSettings = z.object({
   claimBatching: setting('CLAIM_BATCHING', onOff('on')),
   /** batches of one SKU in flight at once */
   claimBatchesInFlight: setting('CLAIM_BATCHES_IN_FLIGHT', int(1, 1)),
+  /**
+   * lanes of a SKU with stock buckets, each with its batches in flight (at most one per bucket): more lanes, more of
+   * its batches commit at once, each smaller. Absent: the Node host's cores over its processes (node/config.ts), 1
+   * elsewhere (docs/capacity.md)
+   */
+  claimLanesPerSku: setting('CLAIM_LANES_PER_SKU', int<undefined>(1, undefined)),
   /** entries per drop from one client address on public keys (docs/drops.md) */
   dropEntriesPerAddress: setting('DROP_ENTRIES_PER_ADDRESS', int(1, 3)),
   /** how long the head of a waitlist has to pay for the unit it was handed (its order's hold) */

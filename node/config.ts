@@ -82,7 +82,15 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     !!config.database.url &&
     !!config.live.redisUrl &&
     !config.channels.marketplaceSandbox;
-  const resolved = { ...config, http: { ...config.http, processes: asked ?? (auto ? availableParallelism() : 1) } };
+  const processes = asked ?? (auto ? availableParallelism() : 1);
+  // CLAIM_LANES_PER_SKU: absent means this host's cores shared by its processes (a bucketed SKU's batches in flight at
+  // once per process; more than the cores can run only makes every batch smaller, docs/capacity.md)
+  const lanes = config.orders.claimLanesPerSku ?? Math.max(1, Math.floor(availableParallelism() / processes));
+  const resolved = {
+    ...config,
+    http: { ...config.http, processes },
+    orders: { ...config.orders, claimLanesPerSku: lanes },
+  };
   needs?.(resolved, reader.problem);
   reader.done();
   return resolved;

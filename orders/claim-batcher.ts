@@ -26,6 +26,8 @@ export type ClaimBatcherOptions = {
   batching: boolean;
   /** batches of one SKU in flight at once (CLAIM_BATCHES_IN_FLIGHT) */
   maxInFlight: number;
+  /** a bucketed SKU's lanes, each with its own batches in flight (CLAIM_LANES_PER_SKU; at most one per bucket) */
+  lanesPerSku: number;
 };
 
 /** SQLSTATEs of a database that is stuck or overloaded, not of a bad request: 55P03 lock_timeout, 57014 statement_timeout. */
@@ -50,16 +52,18 @@ export function createClaimBatcher(work: ClaimWork, options: ClaimBatcherOptions
     onBatch: (n) => work.metrics.claimBatchSize.observe(n),
     isolate: isOneClaimsFault,
   });
-  return { work, batching: options.batching, submit: lanes, laneOf: bucketLanes(work.db) };
+  return { work, batching: options.batching, submit: lanes, laneOf: bucketLanes(work.db, options.lanesPerSku) };
 }
 
 /**
  * The lane a SKU's claim queues on: the SKU, or for a SKU with stock buckets (docs/capacity.md) one of as many lanes as
- * it has buckets, in turn, so that many of its batches are in flight at once (each takes a bucket of its own). The
- * bucket count is read at most once a second per SKU; a change takes effect within that second, and any lane count
- * is safe (PostgreSQL decides every claim).
+ * it has buckets, up to `maxLanes`, in turn, so that several of its batches are in flight at once (each takes a bucket
+ * of its own). More lanes than the database can run at once only make each batch smaller, and a small batch costs more
+ * per claim (measured on 2 cores: 8 buckets in 8 lanes 1,126 claims/s, in 2 lanes 1,621-2,058). The bucket count is
+ * read at most once a second per SKU; a change takes effect within that second, and any lane count is safe
+ * (PostgreSQL decides every claim).
  */
-function bucketLanes(db: Db, ttlMs = 1000) {
+export function bucketLanes(db: Db, maxLanes: number, ttlMs = 1000) {
   const known = new Map<string, { count: Promise<number>; until: number; next: number }>();
   return async function laneOf(sku: string): Promise<string> {
     let k = known.get(sku);
@@ -68,7 +72,7 @@ function bucketLanes(db: Db, ttlMs = 1000) {
       const count = store.stockBucketsOf(db, sku).catch(() => 1);
       known.set(sku, (k = { count, until: Date.now() + ttlMs, next: k?.next ?? 0 }));
     }
-    const n = await k.count;
+    const n = Math.min(await k.count, maxLanes);
     return n > 1 ? `${sku}#${k.next++ % n}` : sku;
   };
 }

@@ -69,7 +69,11 @@ export function createOrders(deps: OrdersDeps) {
       retentionHours: settings.idempotencyRetentionHours,
       maxActiveHolds: settings.maxActiveHolds,
     },
-    { batching: settings.claimBatching, maxInFlight: settings.claimBatchesInFlight },
+    {
+      batching: settings.claimBatching,
+      maxInFlight: settings.claimBatchesInFlight,
+      lanesPerSku: settings.claimLanesPerSku ?? 1,
+    },
   );
   const placing: PlaceOrderDeps = { db, metrics, settings, payments, onOutboxWritten, claims, buyerTokens: tokens };
   const changing = { db, metrics, payments, onOutboxWritten };

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createBatchLanes } from '../orders/claim-batcher.js';
+import { bucketLanes, createBatchLanes } from '../orders/claim-batcher.js';
 import { startTestApp } from './support/app.js';
 import { placeOrdersAnswers, toOrder, OrderDocument } from '../db/orders-store.js';
 
@@ -444,6 +444,20 @@ describe('place_orders: plain sales of a SKU with stock buckets', () => {
     const last = await placeBatch([req('BKB-2', 10, 1), req('BKB-2', 11, 1)]);
     expect(last.map((a) => a.order.rejection?.code ?? a.order.status)).toEqual(['RESERVED', 'SOLD_OUT']);
     expect(await stock('BKB-2')).toEqual({ available: 0, reserved: 8, sold: 0 });
+  });
+
+  it('spreads a bucketed SKU over at most CLAIM_LANES_PER_SKU lanes, never more than it has buckets', async () => {
+    await t.product('BKB-L', 10);
+    await t.product('BKB-L1', 10);
+    await t.db.query(`SELECT set_stock_buckets('BKB-L', 8)`);
+    const lanes = async (maxLanes: number, sku: string) => {
+      const laneOf = bucketLanes(t.db, maxLanes);
+      return new Set(await Promise.all(Array.from({ length: 32 }, () => laneOf(sku))));
+    };
+    expect((await lanes(2, 'BKB-L')).size).toBe(2);
+    expect((await lanes(64, 'BKB-L')).size).toBe(8);
+    expect([...(await lanes(1, 'BKB-L'))]).toEqual(['BKB-L']);
+    expect([...(await lanes(64, 'BKB-L1'))]).toEqual(['BKB-L1']); // one stock row: one lane
   });
 
   it('never waits for a bucket another transaction holds: it takes a free one, or hands the batch back (LU003)', async () => {

@@ -52,7 +52,12 @@ describe('limit, rate limit and edge configuration', () => {
       orders: { maxActiveHolds: 5 },
     });
     // the sections both hosts read resolve the same from the same variables
-    expect(loadWorkerConfig(WORKER).orders).toEqual(loadConfig({}).orders);
+    // the same orders section, except what the Node host resolves from its cores (CLAIM_LANES_PER_SKU; the Worker: 1)
+    expect({ ...loadWorkerConfig(WORKER).orders, claimLanesPerSku: 0 }).toEqual({
+      ...loadConfig({}).orders,
+      claimLanesPerSku: 0,
+    });
+    expect(loadWorkerConfig(WORKER).orders.claimLanesPerSku).toBeUndefined();
     expect(loadWorkerConfig(WORKER).limits).toEqual(loadConfig({}).limits);
     expect(() => loadWorkerConfig({})).toThrow(/DATABASE_URL[\s\S]*API_KEYS/);
   });

@@ -45,3 +45,14 @@ describe('WEB_CONCURRENCY', () => {
     expect(refusal({ DATABASE_URL: URL, WEB_CONCURRENCY: '0' })).toMatch(/WEB_CONCURRENCY/);
   });
 });
+
+describe('CLAIM_LANES_PER_SKU', () => {
+  it("is the host's cores over its processes when absent, at least 1, and as given otherwise", () => {
+    expect(loadConfig({}).orders.claimLanesPerSku).toBe(availableParallelism());
+    expect(
+      loadConfig({ DATABASE_URL: URL, WEB_CONCURRENCY: '3', MARKETPLACE_SANDBOX: 'off' }).orders.claimLanesPerSku,
+    ).toBe(Math.max(1, Math.floor(availableParallelism() / 3)));
+    expect(loadConfig({ CLAIM_LANES_PER_SKU: '6' }).orders.claimLanesPerSku).toBe(6);
+    expect(refusal({ CLAIM_LANES_PER_SKU: '0' })).toMatch(/CLAIM_LANES_PER_SKU.*must be an integer >= 1/);
+  });
+});
