@@ -116,7 +116,11 @@ export function attachGraphqlWs(server: HttpServer, opts: GraphqlWsOptions) {
       if (socket.readyState !== socket.OPEN) return done();
       let json = encoded.get(result);
       if (json === undefined) encoded.set(result, (json = JSON.stringify(result)));
-      socket.send(`${head}${json}}`, () => done());
+      // a socket with nothing waiting in this process hands the frame to the kernel at once: taken, no callback to
+      // wait for; one that is behind (bytes still buffered here) says when it has taken this one
+      if (socket.bufferedAmount > 0) return socket.send(`${head}${json}}`, () => done());
+      socket.send(`${head}${json}}`);
+      done();
     };
   };
   const sockets = new Map<string, number>(); // open, authenticated sockets per owner (API client, or address on a public key)
