@@ -51,12 +51,20 @@ export async function socketFloor(sockets: number, rounds: number): Promise<Floo
     env: { ...process.env, SOCKET_FLOOR_ROLE: 'server', SOCKETS: String(sockets), ROUNDS: String(rounds) },
     execArgv: process.execArgv,
   });
+  // bounded: the writer is killed after 60 s, and every wait below ends by then (its exit rejects it)
+  const deadline = Date.now() + 60_000;
   const timeout = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) => reject(new Error(`the writing process exited (${code ?? signal})`))),
+  );
+  exited.catch(() => {});
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`the writing process exited (${code}) before listening`)));
-      child.on('message', (m: FromServer) => 'listening' in m && resolve(m.listening));
-    });
+    const port = await Promise.race([
+      exited,
+      new Promise<number>((resolve) =>
+        child.on('message', (m: FromServer) => 'listening' in m && resolve(m.listening)),
+      ),
+    ]);
     // per round: when this side last received a frame of it (every socket gets one frame per round)
     const received = new Map<number, { n: number; last: number }>();
     const perSocket: number[] = [];
@@ -86,7 +94,7 @@ export async function socketFloor(sockets: number, rounds: number): Promise<Floo
       await Promise.all(batch);
     }
     const out: FloorRound[] = [];
-    await new Promise<void>((resolve) => {
+    const allReceived = new Promise<void>((resolve, reject) => {
       child.on('message', (m: FromServer) => {
         if (!('round' in m)) return;
         const { round, startedAt, writeMs } = m;
@@ -95,11 +103,15 @@ export async function socketFloor(sockets: number, rounds: number): Promise<Floo
           if (r && r.n === sockets) {
             out.push({ round, usPerWrite: (1000 * writeMs) / sockets, lastReceivedMs: r.last - startedAt });
             if (out.length === rounds) resolve();
-          } else setTimeout(check, 5);
+          } else if (Date.now() > deadline)
+            reject(new Error(`round ${round}: ${r?.n ?? 0} of ${sockets} frames arrived`));
+          else setTimeout(check, 5);
         };
         check();
       });
     });
+    // the writer exits only when killed or failed: before every round arrived, that ends the run
+    await Promise.race([exited, allReceived]);
     for (const c of clients) c.destroy();
     return out.sort((a, b) => a.round - b.round);
   } finally {
