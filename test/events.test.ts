@@ -305,11 +305,19 @@ describe('webhook delivery', () => {
         const types = r.got.filter((g) => g.body.data.id === p.order!.id).map((g) => g.body.type);
         expect(types).toEqual(['order.reserved', 'order.reserved', 'order.released', 'order.released']);
       }
-      const d = await admin(
-        `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 16) { edges { node { eventId attempt status httpStatus durationMs nextAttemptAt } } } } }`,
-        { id: c.endpoint.id },
+      const deliveries = async () =>
+        (
+          await admin(
+            `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 16) { edges { node { eventId attempt status httpStatus durationMs nextAttemptAt } } } } }`,
+            { id: c.endpoint.id },
+          )
+        ).webhookEndpoint.deliveries.edges.map((e: any) => e.node);
+      // the receiver has answered the last retry; the worker records it once that answer reaches it
+      await until(
+        async () => (await deliveries()).filter((n: any) => n.status === 'DELIVERED').length === 16,
+        'every delivery recorded',
       );
-      const nodes = d.webhookEndpoint.deliveries.edges.map((e: any) => e.node);
+      const nodes = await deliveries();
       expect(nodes).toHaveLength(16);
       expect(nodes.every((n: any) => n.status === 'DELIVERED' && n.attempt === 2 && n.httpStatus === 204)).toBe(true);
       // a redelivery: the same webhook-id again
