@@ -244,6 +244,91 @@ describe('place_orders set-based sales', () => {
     expect(new Map(statuses)).toEqual(new Map(answers.map((a) => [a.order.id, a.order.status])));
   });
 
+  it('logs one event per order of a batch, set-based, with the document order_json reads after commit; the trigger logs every other order and every later change', async () => {
+    await t.product('EVB-1', 3);
+    await t.product('EVB-2', 5);
+    await t.product('EVB-3', 5);
+    const req = (n: number, lines: { sku: string; quantity: number }[]) => ({
+      clientId: 'cev',
+      customerId: `cust-${n}`,
+      key: `k${n}`,
+      hash: `h${n}`,
+      lines,
+      buyer: null,
+      tokenHash: null,
+    });
+    const one = (n: number, quantity = 1) => req(n, [{ sku: 'EVB-1', quantity }]);
+    const eventsOf = async (ids: string[]) =>
+      (
+        await t.db.query(
+          `SELECT e.order_id::text AS id, e.type, e.sequence::int AS sequence, e.data = order_json(e.order_id) AS current
+             FROM events e WHERE e.order_id = ANY($1::uuid[]) ORDER BY e.n`,
+          [ids],
+        )
+      ).rows;
+    // granted, granted, refused under the lock (the stock ran out in the batch), refused at a glance (5 > 3), and a
+    // two-line order (prepare_order and claim_order: the trigger's path), refused after the plain sales took the stock
+    const answers = await placeBatch([
+      one(1),
+      one(2, 2),
+      one(3),
+      one(4, 5),
+      req(5, [
+        { sku: 'EVB-1', quantity: 1 },
+        { sku: 'EVB-2', quantity: 1 },
+      ]),
+    ]);
+    expect(answers.map((a) => [a.order.status, a.order.rejection?.code ?? null])).toEqual([
+      ['RESERVED', null],
+      ['RESERVED', null],
+      ['REJECTED', 'SOLD_OUT'],
+      ['REJECTED', 'INSUFFICIENT_STOCK'],
+      ['REJECTED', 'SOLD_OUT'],
+    ]);
+    const ids = answers.map((a) => a.order.id as string);
+    // one event per order (a sale refused under the lock is one order.rejected, not reserved then rejected), each
+    // the order's first, its document what order_json reads now
+    const logged = await eventsOf(ids);
+    expect(new Map(logged.map((e) => [e.id, [e.type, e.sequence, e.current]]))).toEqual(
+      new Map(ids.map((id, i) => [id, [i < 2 ? 'order.reserved' : 'order.rejected', 1, true]])),
+    );
+    expect(logged).toHaveLength(5);
+    // a replay logs nothing; a later change is the trigger's again: order.released, the order's second
+    const replay = await placeBatch([one(1), one(6, 9)]);
+    expect(replay.map((a) => a.kind)).toEqual(['replayed', 'rejected']);
+    await t.db.query(`SELECT release_order('cev', $1::uuid, 'test')`, [ids[0]]);
+    expect((await eventsOf([ids[0]!])).map((e) => [e.type, e.sequence, e.current])).toEqual([
+      ['order.reserved', 1, false],
+      ['order.released', 2, true],
+    ]);
+    // the setting is cleared after each statement that logs for itself: a sold-out storm (every request answered at
+    // a glance, place_orders returns early) and, in the same transaction, an order on the trigger's path
+    await t.db.transaction(async (tx) => {
+      await tx.query(`SELECT place_orders($1::jsonb, 600, 24, 0)`, [JSON.stringify([one(7, 9), one(8, 9)])]);
+      await tx.query(`SELECT place_orders($1::jsonb, 600, 24, 0)`, [
+        JSON.stringify([
+          req(9, [
+            { sku: 'EVB-2', quantity: 1 },
+            { sku: 'EVB-3', quantity: 1 },
+          ]),
+        ]),
+      ]);
+    });
+    const laterIds = (
+      await t.db.query(
+        `SELECT id::text FROM orders WHERE client_id = 'cev' AND customer_id = ANY($1) ORDER BY customer_id`,
+        [['cust-7', 'cust-8', 'cust-9']],
+      )
+    ).rows.map((r) => r.id as string);
+    expect(laterIds).toHaveLength(3);
+    const laterLogged = await eventsOf(laterIds);
+    expect(laterLogged.map((e) => [e.type, e.sequence, e.current])).toEqual([
+      ['order.rejected', 1, true],
+      ['order.rejected', 1, true],
+      ['order.reserved', 1, true],
+    ]);
+  });
+
   it('answers a retry of a plain sale from its key row, and the same key with another request IDEMPOTENCY_KEY_REUSED', async () => {
     await t.product('SET-2', 5);
     const req = (n: number, hash = `h${n}`) => ({

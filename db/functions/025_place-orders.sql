@@ -61,6 +61,17 @@ LANGUAGE sql STABLE AS $$
   ) c WHERE c.path IS NOT NULL
 $$;
 
+-- A short path's new order as order_json reads it once written: one line, held (p_hold_expires) or not, created now.
+CREATE OR REPLACE FUNCTION new_order_document(
+  p_order_id uuid, p_status text, p_customer_id text, p_total bigint, p_currency text, p_rejection jsonb, p_sku text,
+  p_quantity integer, p_unit_amount integer, p_hold_expires timestamptz
+) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT order_document(p_order_id, p_status, p_customer_id, p_total, p_currency, p_rejection, now(), now(),
+           jsonb_build_array(jsonb_build_object('sku', p_sku, 'quantity', p_quantity, 'unitAmount', p_unit_amount)),
+           CASE WHEN p_hold_expires IS NOT NULL THEN jsonb_build_object('state', 'HELD', 'expiresAt', p_hold_expires) END)
+$$;
+
 -- The short paths' writes, one statement per table so every key row is taken in one key order: key rows; orders,
 -- REJECTED with their lines (refused) or RESERVED with their lines, holds and status events (plain, I9: corrected by
 -- record_batch_refusals if refused under the lock). A request whose key row exists already (a replay, a reused key, a
@@ -76,8 +87,7 @@ DECLARE
   v_expires timestamptz := now() + make_interval(secs => p_hold_ttl_seconds);
   v_short   record;
 BEGIN
-  answers := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]);
-  refused := 0;
+  answers := array_fill(NULL::jsonb, ARRAY[jsonb_array_length(p_requests)]); refused := 0;
   FOR v_short IN
     WITH chosen AS (
       SELECT s.*, gen_random_uuid() AS order_id FROM short_paths(p_requests, p_sku, p_plain, p_max_holds) s
@@ -86,17 +96,16 @@ BEGIN
       SELECT c.client_id, c.customer_id, c.key, c.hash, c.order_id, 'DONE', jsonb_build_object('orderId', c.order_id),
              now() + make_interval(hours => p_retention_hours)
         FROM chosen c ORDER BY c.client_id, c.customer_id, c.key, c.n
-      ON CONFLICT DO NOTHING
-      RETURNING order_id
+      ON CONFLICT DO NOTHING RETURNING order_id
     ), won AS (
-      SELECT c.*, CASE WHEN c.path = 'refused' THEN stock_rejection(c.sku, c.quantity, c.available) END AS rejection
+      SELECT c.*, CASE WHEN c.path = 'refused' THEN stock_rejection(c.sku, c.quantity, c.available) END AS rejection,
+             CASE WHEN c.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END AS status
         FROM chosen c WHERE c.order_id IN (SELECT k.order_id FROM keys k)
     ), orders_in AS (
       INSERT INTO orders (id, client_id, customer_id, status, total_amount, currency, created_at, updated_at, rejection,
                           hold_buyer, token_hash, counted_customer)
-      SELECT w.order_id, w.client_id, w.customer_id, CASE WHEN w.path = 'refused' THEN 'REJECTED' ELSE 'RESERVED' END,
-             w.total, w.currency, now(), now(), w.rejection, CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash,
-             CASE WHEN w.path = 'plain' THEN w.counted_customer END
+      SELECT w.order_id, w.client_id, w.customer_id, w.status, w.total, w.currency, now(), now(), w.rejection,
+             CASE WHEN w.path = 'plain' THEN w.buyer END, w.token_hash, CASE WHEN w.path = 'plain' THEN w.counted_customer END
         FROM won w
     ), lines_in AS (
       INSERT INTO order_lines (order_id, sku, quantity, unit_amount)
@@ -110,6 +119,12 @@ BEGIN
              jsonb_build_object('orderId', w.order_id, 'clientId', w.client_id, 'status', 'RESERVED', 'updatedAt', now())
         FROM won w WHERE w.path = 'plain' ORDER BY w.n
       RETURNING id, aggregate_key
+    ), logged AS (  -- each order's event, as the trigger logs one at commit (not queued here: place_orders)
+      INSERT INTO events (id, type, order_id, client_id, sequence, data)
+      SELECT new_event_id(), order_event_type(w.status, NULL, w.rejection->>'code'), w.order_id, w.client_id, 1,
+             new_order_document(w.order_id, w.status, w.customer_id, w.total, w.currency, w.rejection, w.sku,
+                                w.quantity, w.price_amount, CASE WHEN w.path = 'plain' THEN v_expires END)
+        FROM won w ORDER BY w.n
     )
     SELECT w.n, CASE WHEN w.path = 'refused'
              THEN jsonb_build_object('kind', 'refused', 'id', w.order_id, 'rejection', w.rejection,
@@ -247,16 +262,26 @@ $$;
 -- in.
 CREATE OR REPLACE FUNCTION record_batch_refusals(p_answers jsonb[]) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+  v_ids uuid[];
 BEGIN
+  PERFORM set_config('lastunit.order_events', 'written', true);  -- their one event is rewritten below
   WITH refused AS (
     SELECT (a->>'id')::uuid AS id, a->'rejection' AS rejection, (a->>'statusEvent')::bigint AS event
       FROM unnest(p_answers) AS a WHERE a->>'kind' = 'plain' AND a ? 'rejection'
   ), rejected AS (
-    UPDATE orders o SET status = 'REJECTED', rejection = r.rejection FROM refused r WHERE o.id = r.id
+    UPDATE orders o SET status = 'REJECTED', rejection = r.rejection FROM refused r WHERE o.id = r.id RETURNING o.id
   ), unheld AS (
     DELETE FROM reservations WHERE order_id IN (SELECT r.id FROM refused r)
+  ), outbox_rejected AS (
+    UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id IN (SELECT r.event FROM refused r)
   )
-  UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id IN (SELECT r.event FROM refused r);
+  SELECT array_agg(x.id) INTO v_ids FROM rejected x;
+  PERFORM set_config('lastunit.order_events', '', true);
+  -- the order.reserved write_short_orders logged becomes the one order.rejected the order ends this transaction in
+  -- (as the trigger writes it at commit for any other order: one event per order per transaction)
+  UPDATE events e SET type = order_event_type('REJECTED', NULL, o.rejection->>'code'), data = order_json(e.order_id)
+    FROM orders o WHERE o.id = e.order_id AND e.order_id = ANY (v_ids) AND e.sequence = 1;
 END
 $$;
 
@@ -368,9 +393,12 @@ DECLARE
   v_plain   boolean;
 BEGIN
   SELECT b.sku, b.plain INTO v_sku, v_plain FROM batch_sku(p_requests) AS b;
+  -- write_short_orders logs its orders' events itself, set-based: the event log's trigger is not queued for them
+  PERFORM set_config('lastunit.order_events', 'written', true);
   SELECT w.answers, w.refused INTO v_answers, v_refused
     FROM write_short_orders(p_requests, v_sku, coalesce(v_plain, false), p_hold_ttl_seconds, p_retention_hours,
                             p_max_holds) AS w;
+  PERFORM set_config('lastunit.order_events', '', true);
   IF v_refused = cardinality(v_answers) THEN  -- a sold-out storm: every request is answered
     RETURN to_jsonb(v_answers);
   END IF;
