@@ -75,40 +75,36 @@ function toOutboxEvent(r: z.infer<typeof OutboxRow>): OutboxEvent {
 }
 
 /**
- * One relay batch (I9): claims the oldest unpublished rows with FOR UPDATE SKIP LOCKED (so any number of relays may
- * run, none waits for another), hands them to `publish`, then marks them published in the same transaction.
- * At least once: if `publish` throws or the process dies before COMMIT, the rows stay unpublished and are claimed again.
- * Returns how many rows were published.
- * @example await publishOutboxBatch(db, 100, async (events) => { for (const e of events) await pubsub.publish(e) })
+ * One relay batch (I9), as three short transactions so that none is open while `publish` runs (it calls Redis): the
+ * oldest unpublished rows no other relay holds are leased for `leaseMs` (claim_outbox_batch, SKIP LOCKED: any number
+ * of relays may run, none waits for another), handed to `publish` with no transaction open, then marked published.
+ * At least once: if `publish` throws, the lease is given back at once and the rows are claimed again; if the process
+ * dies before the mark, they are claimed again when the lease ends. Returns how many rows were published.
+ * @example await publishOutboxBatch(db, 100, 5000, async (events) => { for (const e of events) await pubsub.publish(e) })
  */
 export async function publishOutboxBatch(
   db: Db,
   limit: number,
+  leaseMs: number,
   publish: (events: OutboxEvent[]) => Promise<void>,
 ): Promise<number> {
-  return db.transaction(async (tx) => {
-    const { rows } = await tx.query(
-      `WITH claimed AS (
-         SELECT id, topic, aggregate_key, payload, created_at FROM outbox
-          WHERE published_at IS NULL ORDER BY id LIMIT $1
-          FOR UPDATE SKIP LOCKED)
-       -- a bucketed SKU's availability is read again now (availability_now): the last event shows the final sum
-       SELECT c.id, c.topic, c.aggregate_key,
-              CASE WHEN c.topic = 'availability' THEN availability_now(p_sku => c.aggregate_key, p_payload => c.payload)
-                   ELSE c.payload END AS payload,
-              extract(epoch FROM clock_timestamp() - c.created_at)::float8 AS age_seconds,
-              CASE WHEN c.topic = 'order_status' THEN order_json(p_order_id => (c.payload->>'orderId')::uuid) END AS order,
-              CASE WHEN c.topic = 'drop_entry' THEN drop_entry_json(p_entry_id => (c.payload->>'entryId')::uuid) END AS entry
-         FROM claimed c ORDER BY c.id`,
-      [limit],
-    );
-    if (rows.length === 0) return 0;
-    const events = parseRows(OutboxRow, rows, 'the outbox').map(toOutboxEvent);
+  const { rows } = await db.run(
+    `SELECT id, topic, aggregate_key, payload, age_seconds, "order", entry
+       FROM claim_outbox_batch(p_limit => $1, p_lease_ms => $2)`,
+    [limit, leaseMs],
+  );
+  if (rows.length === 0) return 0;
+  const events = parseRows(OutboxRow, rows, 'the outbox').map(toOutboxEvent);
+  const ids = events.map((e) => e.id);
+  try {
     await publish(events);
-    // only rows this transaction holds locked, so no other relay can have marked them meanwhile
-    await tx.query(`UPDATE outbox SET published_at = now() WHERE id = ANY ($1::bigint[])`, [events.map((e) => e.id)]);
-    return events.length;
-  });
+  } catch (err) {
+    // given back for the next claim; if even that fails, the lease runs out
+    await db.run(`SELECT release_outbox_lease(p_ids => $1::bigint[])`, [ids]).catch(() => {});
+    throw err;
+  }
+  await db.run(`SELECT mark_outbox_published(p_ids => $1::bigint[])`, [ids]);
+  return events.length;
 }
 
 /** Count of rows not yet published (for tests and the relay's metric). */

@@ -315,6 +315,8 @@ export const liveSettings = z.object({
   relay: setting('RELAY', onOff('on')),
   relayPollMs: setting('RELAY_POLL_MS', int(50, 500)),
   relayBatchSize: setting('RELAY_BATCH_SIZE', int(1, 200)),
+  /** how long a relay's claim of a batch lasts: a relay that dies mid-batch delays those events by at most this */
+  relayLeaseMs: setting('RELAY_LEASE_MS', int(100, 5000)),
   sockets: z.object({
     maxSubscriptionsPerSocket: setting('MAX_SUBSCRIPTIONS_PER_SOCKET', int(1, 100)),
     maxSocketsPerClient: setting('MAX_SOCKETS_PER_CLIENT', int(1, 100)),

@@ -291,6 +291,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         metrics,
         cache,
         batchSize: live.relayBatchSize,
+        leaseMs: live.relayLeaseMs,
         // LISTEN needs a session of its own: never through a transaction pooler (docs/deploy.md)
         listenUrl: config.database.directUrl ?? (embedded ? databaseUrl : undefined),
         pollMs: live.relayPollMs,

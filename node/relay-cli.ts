@@ -38,6 +38,7 @@ void runEntry({
       metrics,
       cache,
       batchSize: live.relayBatchSize,
+      leaseMs: live.relayLeaseMs,
       // LISTEN needs a session of its own: never through a transaction pooler (docs/deploy.md)
       listenUrl: config.database.directUrl,
       pollMs: live.relayPollMs,

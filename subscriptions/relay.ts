@@ -11,8 +11,10 @@ export type RelayDeps = {
   pubsub: LivePubSub;
   metrics: Metrics;
   cache?: ProductCache;
-  /** outbox rows per relay transaction (RELAY_BATCH_SIZE) */
+  /** outbox rows per relay batch (RELAY_BATCH_SIZE) */
   batchSize: number;
+  /** how long a claimed batch is this relay's before any relay may claim it again (RELAY_LEASE_MS) */
+  leaseMs: number;
   /** test hook: runs after a batch was published and before it is marked, e.g. to crash mid-batch */
   afterPublish?: (events: OutboxEvent[]) => Promise<void> | void;
 };
@@ -28,15 +30,16 @@ function toMessages(events: OutboxEvent[]): Parameters<LivePubSub['publishMany']
 }
 
 /**
- * Drains the outbox: batch after batch until one comes back empty. Each batch is claimed with SKIP LOCKED, published,
- * then marked (publishOutboxBatch), so several relays share the work and a crash between publish and mark only
- * republishes (at least once; clients drop repeats by version).
- * @example await relayOnce({ db, pubsub, metrics, batchSize: 200 })
+ * Drains the outbox: batch after batch until one comes back short of `batchSize` (a row committed after that claim
+ * wakes the relay again: its writer's wake or NOTIFY, else the poll). Each batch is leased with SKIP LOCKED,
+ * published, then marked (publishOutboxBatch), so several relays share the work and a crash between publish and mark
+ * only republishes (at least once; clients drop repeats by version).
+ * @example await relayOnce({ db, pubsub, metrics, batchSize: 200, leaseMs: 5000 })
  */
 export async function relayOnce(deps: RelayDeps): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await publishOutboxBatch(deps.db, deps.batchSize, async (events) => {
+    const n = await publishOutboxBatch(deps.db, deps.batchSize, deps.leaseMs, async (events) => {
       const claimedAt = performance.now();
       await deps.pubsub.publishMany(toMessages(events)); // one round trip per batch
       await deps.afterPublish?.(events);
@@ -57,7 +60,7 @@ export async function relayOnce(deps: RelayDeps): Promise<number> {
       }
     });
     total += n;
-    if (n === 0) return total;
+    if (n < deps.batchSize) return total;
   }
 }
 

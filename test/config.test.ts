@@ -54,6 +54,7 @@ describe('configuration', () => {
       relay: true,
       relayPollMs: 500,
       relayBatchSize: 200,
+      relayLeaseMs: 5000,
     });
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2', RELAY: 'off' }).live).toMatchObject({
       redisUrl: 'redis://127.0.0.1:6379/2',
@@ -119,6 +120,7 @@ describe('configuration', () => {
     ['RELAY', 'maybe'],
     ['RELAY_POLL_MS', '5'],
     ['RELAY_BATCH_SIZE', 'many'],
+    ['RELAY_LEASE_MS', '50'],
     ['EMBEDDED_DATABASE', 'maybe'],
   ])('refuses %s=%s with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

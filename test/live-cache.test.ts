@@ -34,6 +34,7 @@ async function appOn(url: string, prefix: string) {
       db: t.db,
       metrics: t.metrics,
       batchSize: DEFAULTS.live.relayBatchSize,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
       pubsub: createLivePubSub({ redis }),
       cache: createAvailabilityCache(redis, { ttlSeconds: 30, metrics: t.metrics, logger: silent }),
     });

@@ -33,7 +33,14 @@ const insertSynthetic = (n: number, key: string) =>
 describe('the outbox relay', () => {
   it('publishes every stock and order transition once, versions growing, and marks every row', async () => {
     const pubsub = createLivePubSub();
-    const relay = () => relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
+    const relay = () =>
+      relayOnce({
+        db: t.db,
+        pubsub,
+        metrics: t.metrics,
+        batchSize: DEFAULTS.live.relayBatchSize,
+        leaseMs: DEFAULTS.live.relayLeaseMs,
+      });
     await relay(); // whatever earlier setup wrote
     await t.product('REL-A', 2);
     const avail = listen(pubsub.subscribe('availability', 'REL-A'));
@@ -68,7 +75,14 @@ describe('the outbox relay', () => {
   it('is woken by a write of its own process at once: no NOTIFY and no poll before the rows are read', async () => {
     const pubsub = createLivePubSub();
     // no LISTEN connection and a poll that never comes within the test: only wake() can start a drain
-    const stop = startRelay({ db: t.db, pubsub, metrics: t.metrics, batchSize: 10, pollMs: 600_000 });
+    const stop = startRelay({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: 10,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
+      pollMs: 600_000,
+    });
     try {
       while ((await countUnpublished(t.db)) > 0) await tick(); // the drain at start
       const got = listen(pubsub.subscribe('availability', 'REL-WAKE'));
@@ -89,7 +103,13 @@ describe('the outbox relay', () => {
 
   it('loses nothing when it crashes between publishing and marking: the batch is claimed and published again', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
+    await relayOnce({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: DEFAULTS.live.relayBatchSize,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
+    });
     await insertSynthetic(250, 'CRASH');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'CRASH'));
     const crash = relayOnce({
@@ -97,26 +117,102 @@ describe('the outbox relay', () => {
       pubsub,
       metrics: t.metrics,
       batchSize: 100,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
       afterPublish: () => {
         throw new Error('crash before mark');
       },
     });
     await expect(crash).rejects.toThrow('crash before mark');
-    expect(await countUnpublished(t.db)).toBe(250); // the marks rolled back with the transaction
-    expect(await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 100 })).toBe(250);
+    expect(await countUnpublished(t.db)).toBe(250); // nothing marked, and the failed batch's lease given back
+    expect(
+      await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 100, leaseMs: DEFAULTS.live.relayLeaseMs }),
+    ).toBe(250);
     await tick();
     expect(await countUnpublished(t.db)).toBe(0);
     expect(new Set(got.map((e) => e.version)).size).toBe(250); // all of them; the first 100 twice (at least once)
     expect(got).toHaveLength(350);
   });
 
+  it('holds no transaction open while it publishes: no row lock, no session idle in a transaction', async () => {
+    const pubsub = createLivePubSub();
+    await relayOnce({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: DEFAULTS.live.relayBatchSize,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
+    });
+    await insertSynthetic(20, 'OPEN');
+    const seen: { locked: number; idleInTransaction: number; leased: number }[] = [];
+    const n = await relayOnce({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: 100,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
+      // what another session sees while the batch is being published (here, where Redis would be called)
+      afterPublish: async (events) => {
+        const ids = events.map((e) => e.id);
+        const c = await t.db.pool.connect();
+        try {
+          // NOWAIT: a row lock held by the relay would fail this at once (55P03)
+          const locked = await c.query(`SELECT id FROM outbox WHERE id = ANY($1::bigint[]) FOR UPDATE NOWAIT`, [ids]);
+          const idle = await c.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+          );
+          const leased = await c.query(
+            `SELECT count(*)::int AS n FROM outbox WHERE id = ANY($1::bigint[]) AND lease_until > clock_timestamp() AND published_at IS NULL`,
+            [ids],
+          );
+          seen.push({ locked: locked.rowCount ?? 0, idleInTransaction: idle.rows[0].n, leased: leased.rows[0].n });
+        } finally {
+          c.release();
+        }
+      },
+    });
+    expect(n).toBe(20);
+    expect(seen).toEqual([{ locked: 20, idleInTransaction: 0, leased: 20 }]);
+    expect(await countUnpublished(t.db)).toBe(0);
+  });
+
+  it('a relay that dies holding a lease delays its rows by the lease only: any relay claims them once it ends', async () => {
+    const pubsub = createLivePubSub();
+    await relayOnce({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: DEFAULTS.live.relayBatchSize,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
+    });
+    await insertSynthetic(30, 'LEASE');
+    const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'LEASE'));
+    // a relay claims the batch and dies before publishing it: the lease is all it leaves
+    const claimed = await t.db.query(`SELECT id FROM claim_outbox_batch(p_limit => 100, p_lease_ms => 800)`);
+    expect(claimed.rowCount).toBe(30);
+    const relay = { db: t.db, pubsub, metrics: t.metrics, batchSize: 100, leaseMs: 800 };
+    expect(await relayOnce(relay)).toBe(0); // leased: nobody else takes them meanwhile
+    await new Promise((r) => setTimeout(r, 900));
+    expect(await relayOnce(relay)).toBe(30);
+    await tick();
+    expect(await countUnpublished(t.db)).toBe(0);
+    expect(got.map((e) => e.version)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  });
+
   it('shares the work between several relays (SKIP LOCKED): every row published, none twice', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: DEFAULTS.live.relayBatchSize });
+    await relayOnce({
+      db: t.db,
+      pubsub,
+      metrics: t.metrics,
+      batchSize: DEFAULTS.live.relayBatchSize,
+      leaseMs: DEFAULTS.live.relayLeaseMs,
+    });
     await insertSynthetic(2000, 'MANY');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'MANY'));
     const counts = await Promise.all(
-      Array.from({ length: 4 }, () => relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 50 })),
+      Array.from({ length: 4 }, () =>
+        relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 50, leaseMs: DEFAULTS.live.relayLeaseMs }),
+      ),
     );
     await tick();
     expect(counts.reduce((s, n) => s + n, 0)).toBe(2000);
@@ -137,6 +233,7 @@ describe('the outbox relay', () => {
         pubsub: createLivePubSub(),
         metrics: t.metrics,
         batchSize: DEFAULTS.live.relayBatchSize,
+        leaseMs: DEFAULTS.live.relayLeaseMs,
       });
       await insertSynthetic(5000, 'KILL');
       const env = {
@@ -145,6 +242,7 @@ describe('the outbox relay', () => {
         REDIS_KEY_PREFIX: prefix,
         RELAY_BATCH_SIZE: '50',
         RELAY_POLL_MS: '100',
+        RELAY_LEASE_MS: '500', // the killed relay's last batch is claimed again half a second later
       };
       const first = await spawnServer({ env, script: 'node/relay-cli.ts' });
       while ((await countUnpublished(t.db)) > 4500) await new Promise((r) => setTimeout(r, 10));
