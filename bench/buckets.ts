@@ -188,10 +188,14 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
     if (n > 1) await setBuckets(opts.srv, sku, n);
     const script = n > 1 ? { script: BUCKET_CLAIM_SCRIPT, vars: { buckets: n } } : {};
     // PostgreSQL's max_connections is shared with whatever else uses the server: a run that could not open its
-    // clients is run again (up to 5 times, 3 s apart) rather than reported as 0
+    // clients, or on a machine so busy that its clients had not connected before its time was up claimed nothing, is
+    // run again (up to 5 times, 3 s apart) rather than reported as 0
     let m = await measured(opts.pool, null, () => pgbench(sku, script));
-    for (let i = 0; i < 5 && m.out.errorSamples.some((e) => e.includes('too many clients')); i++) {
-      opts.log(`bench:   pgbench could not open ${opts.clients} connections (too many clients): again in 3 s`);
+    const failed = () => m.out.errorSamples.some((e) => e.includes('too many clients')) || m.out.claimed === 0;
+    for (let i = 0; i < 5 && failed(); i++) {
+      opts.log(
+        `bench:   pgbench ${m.out.claimed === 0 ? 'claimed nothing' : `could not open ${opts.clients} connections (too many clients)`}: again in 3 s`,
+      );
       await new Promise((r) => setTimeout(r, 3000));
       m = await measured(opts.pool, null, () => pgbench(sku, script));
     }
