@@ -22,6 +22,16 @@ function listen<T>(iter: AsyncIterable<T>) {
   return got;
 }
 const tick = () => new Promise((r) => setTimeout(r, 20));
+/** One drain with the defaults' batch size and lease, or what `over` sets (a smaller batch, a test hook). */
+const drain = (pubsub: ReturnType<typeof createLivePubSub>, over: Partial<Parameters<typeof relayOnce>[0]> = {}) =>
+  relayOnce({
+    db: t.db,
+    pubsub,
+    metrics: t.metrics,
+    batchSize: DEFAULTS.live.relayBatchSize,
+    leaseMs: DEFAULTS.live.relayLeaseMs,
+    ...over,
+  });
 const insertSynthetic = (n: number, key: string) =>
   t.db.query(
     `INSERT INTO outbox (topic, aggregate_key, payload)
@@ -33,14 +43,7 @@ const insertSynthetic = (n: number, key: string) =>
 describe('the outbox relay', () => {
   it('publishes every stock and order transition once, versions growing, and marks every row', async () => {
     const pubsub = createLivePubSub();
-    const relay = () =>
-      relayOnce({
-        db: t.db,
-        pubsub,
-        metrics: t.metrics,
-        batchSize: DEFAULTS.live.relayBatchSize,
-        leaseMs: DEFAULTS.live.relayLeaseMs,
-      });
+    const relay = () => drain(pubsub);
     await relay(); // whatever earlier setup wrote
     await t.product('REL-A', 2);
     const avail = listen(pubsub.subscribe('availability', 'REL-A'));
@@ -103,30 +106,18 @@ describe('the outbox relay', () => {
 
   it('loses nothing when it crashes between publishing and marking: the batch is claimed and published again', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({
-      db: t.db,
-      pubsub,
-      metrics: t.metrics,
-      batchSize: DEFAULTS.live.relayBatchSize,
-      leaseMs: DEFAULTS.live.relayLeaseMs,
-    });
+    await drain(pubsub);
     await insertSynthetic(250, 'CRASH');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'CRASH'));
-    const crash = relayOnce({
-      db: t.db,
-      pubsub,
-      metrics: t.metrics,
+    const crash = drain(pubsub, {
       batchSize: 100,
-      leaseMs: DEFAULTS.live.relayLeaseMs,
       afterPublish: () => {
         throw new Error('crash before mark');
       },
     });
     await expect(crash).rejects.toThrow('crash before mark');
     expect(await countUnpublished(t.db)).toBe(250); // nothing marked, and the failed batch's lease given back
-    expect(
-      await relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 100, leaseMs: DEFAULTS.live.relayLeaseMs }),
-    ).toBe(250);
+    expect(await drain(pubsub, { batchSize: 100 })).toBe(250);
     await tick();
     expect(await countUnpublished(t.db)).toBe(0);
     expect(new Set(got.map((e) => e.version)).size).toBe(250); // all of them; the first 100 twice (at least once)
@@ -135,22 +126,11 @@ describe('the outbox relay', () => {
 
   it('holds no transaction open while it publishes: no row lock, no session idle in a transaction', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({
-      db: t.db,
-      pubsub,
-      metrics: t.metrics,
-      batchSize: DEFAULTS.live.relayBatchSize,
-      leaseMs: DEFAULTS.live.relayLeaseMs,
-    });
+    await drain(pubsub);
     await insertSynthetic(20, 'OPEN');
     const seen: { locked: number; idleInTransaction: number; leased: number }[] = [];
-    const n = await relayOnce({
-      db: t.db,
-      pubsub,
-      metrics: t.metrics,
-      batchSize: 100,
-      leaseMs: DEFAULTS.live.relayLeaseMs,
-      // what another session sees while the batch is being published (here, where Redis would be called)
+    const n = await drain(pubsub, {
+      batchSize: 100, // what another session sees while the batch is being published (here, where Redis would be called)
       afterPublish: async (events) => {
         const ids = events.map((e) => e.id);
         const c = await t.db.pool.connect();
@@ -177,22 +157,15 @@ describe('the outbox relay', () => {
 
   it('a relay that dies holding a lease delays its rows by the lease only: any relay claims them once it ends', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({
-      db: t.db,
-      pubsub,
-      metrics: t.metrics,
-      batchSize: DEFAULTS.live.relayBatchSize,
-      leaseMs: DEFAULTS.live.relayLeaseMs,
-    });
+    await drain(pubsub);
     await insertSynthetic(30, 'LEASE');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'LEASE'));
     // a relay claims the batch and dies before publishing it: the lease is all it leaves
     const claimed = await t.db.query(`SELECT id FROM claim_outbox_batch(p_limit => 100, p_lease_ms => 800)`);
     expect(claimed.rowCount).toBe(30);
-    const relay = { db: t.db, pubsub, metrics: t.metrics, batchSize: 100, leaseMs: 800 };
-    expect(await relayOnce(relay)).toBe(0); // leased: nobody else takes them meanwhile
+    expect(await drain(pubsub, { leaseMs: 800 })).toBe(0); // leased: nobody else takes them meanwhile
     await new Promise((r) => setTimeout(r, 900));
-    expect(await relayOnce(relay)).toBe(30);
+    expect(await drain(pubsub, { leaseMs: 800 })).toBe(30);
     await tick();
     expect(await countUnpublished(t.db)).toBe(0);
     expect(got.map((e) => e.version)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
@@ -200,20 +173,10 @@ describe('the outbox relay', () => {
 
   it('shares the work between several relays (SKIP LOCKED): every row published, none twice', async () => {
     const pubsub = createLivePubSub();
-    await relayOnce({
-      db: t.db,
-      pubsub,
-      metrics: t.metrics,
-      batchSize: DEFAULTS.live.relayBatchSize,
-      leaseMs: DEFAULTS.live.relayLeaseMs,
-    });
+    await drain(pubsub);
     await insertSynthetic(2000, 'MANY');
     const got = listen<AvailabilityEvent>(pubsub.subscribe('availability', 'MANY'));
-    const counts = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        relayOnce({ db: t.db, pubsub, metrics: t.metrics, batchSize: 50, leaseMs: DEFAULTS.live.relayLeaseMs }),
-      ),
-    );
+    const counts = await Promise.all(Array.from({ length: 4 }, () => drain(pubsub, { batchSize: 50 })));
     await tick();
     expect(counts.reduce((s, n) => s + n, 0)).toBe(2000);
     expect(got).toHaveLength(2000);
@@ -228,13 +191,7 @@ describe('the outbox relay', () => {
       const seen = new Set<number>();
       sub.on('message', (_ch, msg) => seen.add(JSON.parse(msg).version));
       await sub.subscribe(`${prefix}availability:KILL`);
-      await relayOnce({
-        db: t.db,
-        pubsub: createLivePubSub(),
-        metrics: t.metrics,
-        batchSize: DEFAULTS.live.relayBatchSize,
-        leaseMs: DEFAULTS.live.relayLeaseMs,
-      });
+      await drain(createLivePubSub());
       await insertSynthetic(5000, 'KILL');
       const env = {
         DATABASE_URL: t.dbUrl,
