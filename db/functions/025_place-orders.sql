@@ -74,7 +74,8 @@ $$;
 
 -- The short paths' writes, one statement per table so every key row is taken in one key order: key rows; orders,
 -- REJECTED with their lines (refused) or RESERVED with their lines, holds and status events (plain, I9: corrected by
--- record_batch_refusals if refused under the lock). A request whose key row exists already (a replay, a reused key, a
+-- record_batch_refusals if refused under the lock); each order's event-log entry (100_event-log.sql: the trigger is
+-- not queued for these rows while place_orders has lastunit.order_events set). A request whose key row exists already (a replay, a reused key, a
 -- twin in this batch or in flight elsewhere; of twins in the batch the first to arrive wins) is not answered here.
 -- The answers, by request position, are short: {kind: 'refused' | 'plain', id, unitAmount, currency, at, ...}, what
 -- the caller does not have already (it sent the customer, the SKU and the quantity); it builds the order document
