@@ -100,10 +100,10 @@ export async function publishOutboxBatch(
     await publish(events);
   } catch (err) {
     // given back for the next claim; if even that fails, the lease runs out
-    await db.run(`SELECT release_outbox_lease(p_ids => $1::bigint[])`, [ids]).catch(() => {});
+    await db.run(`SELECT end_outbox_lease(p_ids => $1::bigint[], p_published => false)`, [ids]).catch(() => {});
     throw err;
   }
-  await db.run(`SELECT mark_outbox_published(p_ids => $1::bigint[])`, [ids]);
+  await db.run(`SELECT end_outbox_lease(p_ids => $1::bigint[], p_published => true)`, [ids]);
   return events.length;
 }
 

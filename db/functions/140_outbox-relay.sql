@@ -2,8 +2,8 @@
 -- transaction is open while the relay publishes (Redis is a network service):
 --   claim_outbox_batch     leases the oldest unpublished rows no live lease holds (SKIP LOCKED: relays never wait for
 --                          one another) and returns them as they are published;
---   mark_outbox_published  marks them published once the pubsub has taken them;
---   release_outbox_lease   gives them back at once when publishing failed (a dead relay's lease simply runs out).
+--   end_outbox_lease       ends the lease: marks the rows published once the pubsub has taken them, or gives them
+--                          back at once when publishing failed (a dead relay's lease simply runs out).
 -- At least once: a batch leased and never marked is claimed again when its lease ends. These transactions commit
 -- without waiting for their WAL flush (synchronous_commit off, for them only): a lease or a mark a database crash
 -- loses means rows published again, which at least once already allows (subscribers keep the highest version).
@@ -35,18 +35,13 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION mark_outbox_published(p_ids bigint[]) RETURNS void
+DROP FUNCTION IF EXISTS mark_outbox_published(bigint[]);
+DROP FUNCTION IF EXISTS release_outbox_lease(bigint[]);
+CREATE OR REPLACE FUNCTION end_outbox_lease(p_ids bigint[], p_published boolean) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
-  UPDATE outbox SET published_at = now(), lease_until = NULL WHERE id = ANY (p_ids) AND published_at IS NULL;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION release_outbox_lease(p_ids bigint[]) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM set_config('synchronous_commit', 'off', true);
-  UPDATE outbox SET lease_until = NULL WHERE id = ANY (p_ids) AND published_at IS NULL;
+  UPDATE outbox SET published_at = CASE WHEN p_published THEN now() END, lease_until = NULL
+   WHERE id = ANY (p_ids) AND published_at IS NULL;
 END
 $$;
