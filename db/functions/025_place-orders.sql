@@ -75,8 +75,9 @@ $$;
 -- The short paths' writes, one statement per table so every key row is taken in one key order: key rows; orders,
 -- REJECTED with their lines (refused) or RESERVED with their lines, holds and status events (plain, I9: corrected by
 -- record_batch_refusals if refused under the lock); each order's event-log entry (100_event-log.sql: the trigger is
--- not queued for these rows while place_orders has lastunit.order_events set). A request whose key row exists already (a replay, a reused key, a
--- twin in this batch or in flight elsewhere; of twins in the batch the first to arrive wins) is not answered here.
+-- not queued for these rows while place_orders has lastunit.order_events set). A request whose key row exists already
+-- (a replay, a reused key, a twin in this batch or in flight elsewhere; of twins in the batch the first to arrive
+-- wins) is not answered here.
 -- The answers, by request position, are short: {kind: 'refused' | 'plain', id, unitAmount, currency, at, ...}, what
 -- the caller does not have already (it sent the customer, the SKU and the quantity); it builds the order document
 -- from both (db/orders-store.ts). refused: how many are refusals.
@@ -217,10 +218,9 @@ BEGIN
            version = b.version + 1
      WHERE b.sku = p_sku AND b.bucket = p_bucket AND b.available >= p_units;
     IF FOUND THEN
+      -- the SKU's sums, as the relay publishes a bucketed SKU's event (availability_now, 120_stock-buckets.sql)
       INSERT INTO outbox (topic, aggregate_key, payload)
-      SELECT 'availability', i.sku, jsonb_build_object('sku', i.sku, 'available', i.available + s.available,
-             'soldOut', i.available + s.available = 0, 'version', i.version + s.version, 'updatedAt', now())
-        FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s WHERE i.sku = p_sku;
+      VALUES ('availability', p_sku, availability_now(p_sku, jsonb_build_object('sku', p_sku, 'updatedAt', now())));
       RETURN;
     END IF;
   END IF;
