@@ -30,7 +30,7 @@ const SetStockBucketsPayload = builder
       }),
       userErrors: t.field({
         type: [UserError],
-        description: 'INVALID_INPUT (buckets outside 1-64; a bundle, a component or a listed product), UNKNOWN_SKU.',
+        description: 'INVALID_INPUT (buckets outside 1-64, or a bundle: its components may have buckets), UNKNOWN_SKU.',
         resolve: (p) => p.userErrors,
       }),
     }),

@@ -1,7 +1,7 @@
 // Bundles (point 5): a product made of components, claimed as its components in one transaction, its availability
 // the minimum over them, announced (events and channel pushes) whenever a component changes; carts and channels that
 // share a component never oversell it, under concurrency, through the server over HTTP.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startChannelsApp } from './support/channels.js';
 import { createChannelPusher } from '../orders/channel-pusher.js';
 import { marketplaceClient } from '../channels/marketplace-client.js';
@@ -19,6 +19,14 @@ const bundle = async (
       input: { sku, name: `Bundle ${sku}`, priceAmount: 5000, currencyCode: 'USD', components, ...extra },
     })
   ).createProduct;
+/** The channel pusher against the marketplace sandboxes the channels point at, reading the channel list every pass. */
+const pusher = () =>
+  createChannelPusher({
+    db: t.db,
+    metrics: t.metrics,
+    channelListMs: 0,
+    clientFor: (c) => marketplaceClient(c, { timeoutMs: 2000 }),
+  });
 const available = async (sku: string) =>
   (await t.gql(`query($sku: String!) { product(sku: $sku) { availability { available version } } }`, { sku })).body.data
     .product.availability as { available: number; version: number };
@@ -246,18 +254,202 @@ describe('bundles', () => {
     expect(results.some((r) => r.ok && r.s > 1)).toBe(true); // bundles took their components' units
   });
 
+  const setBuckets = async (sku: string, buckets: number) =>
+    (
+      await t.admin(
+        `mutation($input: SetStockBucketsInput!) { setStockBuckets(input: $input) { product { availability { available } } userErrors { code field } } }`,
+        { input: { sku, buckets } },
+      )
+    ).setStockBuckets as { product: { availability: { available: number } } | null; userErrors: { code: string }[] };
+  /** What the relay would publish now for the newest availability event of `sku` (availability_now: committed figures). */
+  const published = async (sku: string) =>
+    (
+      await t.db.query(
+        `SELECT availability_now(p_sku => aggregate_key, p_payload => payload) AS p FROM outbox
+          WHERE topic = 'availability' AND aggregate_key = $1 ORDER BY id DESC LIMIT 1`,
+        [sku],
+      )
+    ).rows[0]?.p as { available: number; version: number } | undefined;
+
+  it("a component with stock buckets: the bundle sees the SKU (the buckets' sums), buyers of both race, nobody oversold or falsely refused", async () => {
+    await t.product('BU-B', 24);
+    await t.product('BU-B-OTHER', 100);
+    await bundle('BU-B-KIT', [
+      { sku: 'BU-B', quantity: 3 },
+      { sku: 'BU-B-OTHER', quantity: 1 },
+    ]);
+    expect((await setBuckets('BU-B', 4)).userErrors).toEqual([]); // a bundle component may have buckets
+    expect((await setBuckets('BU-B-KIT', 2)).userErrors).toEqual([{ code: 'INVALID_INPUT', field: ['input', 'sku'] }]);
+    expect((await available('BU-B-KIT')).available).toBe(8);
+    const k = await t.placeOrder({ idempotencyKey: 'bu-b-1', lines: [{ sku: 'BU-B-KIT', quantity: 1 }] });
+    expect(k.order!.status).toBe('RESERVED');
+    const kitEvents = async () =>
+      (
+        await t.db.query(
+          `SELECT count(*)::int AS n FROM outbox WHERE topic = 'availability' AND aggregate_key = 'BU-B-KIT'`,
+        )
+      ).rows[0].n as number;
+    const before = await kitEvents();
+    const c = await t.placeOrder({ idempotencyKey: 'bu-b-2', lines: [{ sku: 'BU-B', quantity: 2 }] });
+    expect(c.order!.status).toBe('RESERVED');
+    expect(await kitEvents()).toBe(before + 1); // the component's claim, from a bucket, announced its bundle
+    expect(await t.inventory('BU-B')).toEqual({ available: 19, reserved: 5, sold: 0 });
+    const kit = await available('BU-B-KIT');
+    expect(kit.available).toBe(6); // floor(19 / 3)
+    // and that event is published with the committed figures
+    expect(await published('BU-B-KIT')).toMatchObject({ available: 6, version: kit.version });
+    // the buckets hold the units; the SKU row keeps 0s
+    const row = (await t.db.query(`SELECT available, reserved FROM inventory WHERE sku = 'BU-B'`)).rows[0];
+    expect(row).toEqual({ available: 0, reserved: 0 });
+
+    // 40 buyers at once, kits (3 units each) and the component (1 or 2), mixed with a plain SKU in one cart
+    const carts = [
+      [{ sku: 'BU-B-KIT', quantity: 1 }],
+      [{ sku: 'BU-B', quantity: 1 }],
+      [
+        { sku: 'BU-B', quantity: 2 },
+        { sku: 'BU-B-OTHER', quantity: 1 },
+      ],
+      [
+        { sku: 'BU-B-KIT', quantity: 1 },
+        { sku: 'BU-B', quantity: 1 },
+      ],
+    ];
+    const need = (lines: { sku: string; quantity: number }[]) =>
+      lines.reduce((n, l) => n + (l.sku === 'BU-B-KIT' ? 3 : l.sku === 'BU-B' ? 1 : 0) * l.quantity, 0);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        t
+          .placeOrder({ idempotencyKey: `bu-b-r${i}`, customerId: `bu-b-c${i}`, lines: carts[i % carts.length]! })
+          .then((r) => ({
+            ok: r.order!.status === 'RESERVED',
+            code: r.order!.rejection?.code,
+            need: need(carts[i % carts.length]!),
+          })),
+      ),
+    );
+    const after = await t.inventory('BU-B');
+    const taken = results.filter((r) => r.ok).reduce((n, r) => n + r.need, 0);
+    expect(after.available + after.reserved + after.sold).toBe(24); // I2 over the buckets: no unit made or lost
+    expect(after.reserved).toBe(5 + taken); // every unit taken belongs to one winning order
+    expect(after.available).toBeGreaterThanOrEqual(0);
+    // no false sold out: stock only fell during the race, so a refusal needed more than what is left even now
+    const refused = results.filter((r) => !r.ok);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(['SOLD_OUT', 'INSUFFICIENT_STOCK']).toContain(r.code);
+      expect(r.need).toBeGreaterThan(after.available);
+    }
+    expect((await available('BU-B-KIT')).available).toBe(Math.floor(after.available / 3));
+    const buckets = (await t.db.query(`SELECT available FROM inventory_buckets WHERE sku = 'BU-B'`)).rows;
+    expect(buckets).toHaveLength(4);
+    expect(buckets.every((b: { available: number }) => b.available >= 0)).toBe(true);
+    // a bucket's claim wrote the kit's events without figures (the relay adds the committed ones: the claim holding
+    // its bucket did not add up the kit's components); gathered back into one row before the relay ran, such an event
+    // is still published with the kit's figures
+    const bare = (
+      await t.db.query(
+        `SELECT payload FROM outbox WHERE topic = 'availability' AND aggregate_key = 'BU-B-KIT' AND NOT (payload ? 'available')
+          ORDER BY id`,
+      )
+    ).rows.map((r) => r.payload as Record<string, unknown>);
+    expect(bare.length).toBeGreaterThan(0);
+    for (const p of bare) expect(Object.keys(p).sort()).toEqual(['sku', 'updatedAt']);
+    const written = bare.at(-1)!;
+    expect((await setBuckets('BU-B', 1)).userErrors).toEqual([]);
+    const kitNow = await available('BU-B-KIT');
+    const lastWithoutFigures = (
+      await t.db.query(`SELECT availability_now(p_sku => 'BU-B-KIT', p_payload => $1::jsonb) AS p`, [
+        JSON.stringify(written),
+      ])
+    ).rows[0].p;
+    expect(lastWithoutFigures).toMatchObject({ sku: 'BU-B-KIT', available: kitNow.available, version: kitNow.version });
+  });
+
+  it("a bucketed SKU on a channel: createChannel lists it from its buckets, and its listing and its bundle's follow claims", async () => {
+    await t.product('BU-H', 30);
+    expect((await setBuckets('BU-H', 4)).userErrors).toEqual([]); // before any channel: buckets, then listed
+    const m = await startMarketplaceSandbox({ maxRequestsPerSecond: 0 });
+    onTestFinished(() => m.close());
+    const created = await t.createChannel({ id: 'bu-hot', endpoint: m.url, maxPushesPerSecond: 100 });
+    expect(created.userErrors).toEqual([]);
+    await t.product('BU-H2', 12);
+    expect((await setBuckets('BU-H2', 3)).userErrors).toEqual([]); // and listed first, then buckets
+    await bundle('BU-H-KIT', [{ sku: 'BU-H2', quantity: 4 }]); // a bundle of a bucketed, listed component
+    const p = pusher();
+    await p.pushOnce();
+    expect([m.listed('BU-H'), m.listed('BU-H2'), m.listed('BU-H-KIT')]).toEqual([30, 12, 3]);
+    for (const [i, [sku, quantity]] of (
+      [
+        ['BU-H', 7],
+        ['BU-H2', 5],
+      ] as const
+    ).entries())
+      expect((await t.placeOrder({ idempotencyKey: `bu-h-${i}`, lines: [{ sku, quantity }] })).order!.status).toBe(
+        'RESERVED',
+      );
+    await p.pushOnce();
+    expect([m.listed('BU-H'), m.listed('BU-H2'), m.listed('BU-H-KIT')]).toEqual([23, 7, 1]);
+    // a marketplace order of the bucketed SKU takes its units from the buckets, and the listing follows it too
+    const sold = await t.sandboxEvent('bu-hot', created.webhookSecret!, {
+      eventId: 'bu-hot-e1',
+      externalOrderId: 'bu-hot-o1',
+      lines: [{ sku: 'BU-H', quantity: 3 }],
+    });
+    expect(sold.body.result).toBe('confirmed');
+    expect(await t.inventory('BU-H')).toEqual({ available: 20, reserved: 7, sold: 3 });
+    await p.pushOnce();
+    expect(m.listed('BU-H')).toBe(20);
+    // the sweeper's evening out keeps the sum: no mark, nothing to recompute
+    await t.db.query('DELETE FROM bundle_changes');
+    await t.db.query('SELECT rebalance_stock_buckets()');
+    expect((await t.db.query(`SELECT count(*)::int AS n FROM bundle_changes`)).rows[0].n).toBe(0);
+    // gathered back into one row: the listing stays what the buckets summed to
+    expect((await setBuckets('BU-H', 1)).product!.availability.available).toBe(20);
+    await p.pushOnce();
+    expect(m.listed('BU-H')).toBe(20);
+  });
+
+  it('claims of a listed, bundled SKU in different buckets never wait for one another (nothing shared is written)', async () => {
+    await t.product('BU-W', 40);
+    await bundle('BU-W-KIT', [{ sku: 'BU-W', quantity: 2 }]);
+    expect((await setBuckets('BU-W', 4)).userErrors).toEqual([]);
+    await t.createChannel({ id: 'bu-wait' }); // every SKU is listed now, BU-W too: its buckets are followed
+    await t.db.query(`DELETE FROM bundle_changes WHERE bundle_sku LIKE 'BU-W%'`); // createProduct's mark of the kit
+    const [a, b] = [await t.db.pool.connect(), await t.db.pool.connect()];
+    try {
+      // a claim holds its bucket (and whatever its triggers wrote) in an open transaction
+      await a.query('BEGIN');
+      expect((await a.query(`SELECT claim_line('BU-W', 1, false, NULL, NULL) AS r`)).rows[0].r).toBeNull();
+      // a second claim of the same SKU takes another bucket at once: no row lock of the first is in its way
+      await b.query('BEGIN');
+      await b.query(`SET LOCAL lock_timeout = '2s'`);
+      expect((await b.query(`SELECT claim_line('BU-W', 1, false, NULL, NULL) AS r`)).rows[0].r).toBeNull();
+      await b.query('COMMIT');
+      await a.query('COMMIT');
+    } finally {
+      await a.query('ROLLBACK').catch(() => {});
+      a.release();
+      b.release();
+    }
+    expect(await t.inventory('BU-W')).toEqual({ available: 38, reserved: 2, sold: 0 });
+    // each claim left its marks for the pusher: the SKU's listing and its bundle's
+    const marks = await t.db.query(
+      `SELECT bundle_sku, count(*)::int AS n FROM bundle_changes WHERE bundle_sku LIKE 'BU-W%' GROUP BY 1 ORDER BY 1`,
+    );
+    expect(marks.rows).toEqual([
+      { bundle_sku: 'BU-W', n: 2 },
+      { bundle_sku: 'BU-W-KIT', n: 2 },
+    ]);
+  });
+
   it("pushes a bundle's listing when a component changes", async () => {
     await t.product('BU-L', 9);
     await bundle('BU-L3', [{ sku: 'BU-L', quantity: 3 }]);
     const m = await startMarketplaceSandbox({ maxRequestsPerSecond: 0 });
     afterAll(() => m.close());
     await t.createChannel({ id: 'bu-push', endpoint: m.url, maxPushesPerSecond: 100 });
-    const p = createChannelPusher({
-      db: t.db,
-      metrics: t.metrics,
-      channelListMs: 0,
-      clientFor: (c) => marketplaceClient(c, { timeoutMs: 2000 }),
-    });
+    const p = pusher();
     await p.pushOnce();
     expect([m.listed('BU-L'), m.listed('BU-L3')]).toEqual([9, 3]);
     expect(

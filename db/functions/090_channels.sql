@@ -23,9 +23,11 @@ CREATE OR REPLACE FUNCTION channel_listings_follow() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
-  SELECT c.id, NEW.sku, q.quantity, NEW.version, clock_timestamp()
+  SELECT c.id, NEW.sku, q.quantity, sku_version(NEW.sku, NEW.version, NEW.buckets), clock_timestamp()
     FROM channels c
-   CROSS JOIN LATERAL (SELECT listed_quantity(NEW.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below) AS quantity) q
+   -- the SKU's figures: its buckets' sums when it has some (setStockBuckets moving its units in or out of them)
+   CROSS JOIN LATERAL (SELECT listed_quantity(sku_available(NEW.sku, NEW.available, NEW.buckets), c.buffer, c.max_listed,
+                                              c.percent, c.zero_at_or_below) AS quantity) q
    -- a listing whose figure does not move is skipped by a plain read: ON CONFLICT DO UPDATE would lock its row even when
    -- its WHERE is false, and the claim holding the inventory row lock would wait behind the pusher's lease of it
    WHERE NOT EXISTS (SELECT 1 FROM channel_listings x WHERE x.channel_id = c.id AND x.sku = NEW.sku AND x.desired_quantity = q.quantity)
@@ -76,11 +78,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_n integer;
 BEGIN
-  WITH inv AS (SELECT sku, available, version FROM inventory ORDER BY sku FOR SHARE),
-  fig AS (  -- a bundle's figure is derived from its components (091_bundles.sql)
-    SELECT inv.sku, CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(inv.sku) a) ELSE inv.available END AS available,
-           CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(inv.sku) a) ELSE inv.version END AS version
-      FROM inv JOIN products p ON p.sku = inv.sku)
+  WITH inv AS (SELECT sku FROM inventory ORDER BY sku FOR SHARE),
+  -- a bundle's figure is derived from its components, a bucketed SKU's from its buckets (listing_figures, 091_bundles.sql)
+  fig AS (SELECT inv.sku, f.available, f.version FROM inv CROSS JOIN LATERAL listing_figures(inv.sku) f)
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
   SELECT c.id, fig.sku, listed_quantity(fig.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), fig.version, clock_timestamp()
     FROM fig CROSS JOIN channels c WHERE c.id = p_channel ORDER BY fig.sku

@@ -3,27 +3,59 @@
 -- components (expand_bundle_lines, 015_claim-units.sql).
 
 -- A bundle's availability: the minimum over its components of floor(available / quantity); its version the sum of the
--- components' versions (each only grows, so the sum grows with every component change).
+-- components' versions (each only grows, so the sum grows with every component change). A bucketed component's figures
+-- are its buckets' sums (012_sku-figures.sql).
 CREATE OR REPLACE FUNCTION bundle_available(p_bundle text) RETURNS TABLE (available integer, version bigint)
 LANGUAGE sql STABLE AS $$
-  SELECT coalesce(min(i.available / b.quantity), 0)::integer, coalesce(sum(i.version), 0)::bigint
+  SELECT coalesce(min(sku_available(i.sku, i.available, i.buckets) / b.quantity), 0)::integer,
+         coalesce(sum(sku_version(i.sku, i.version, i.buckets)), 0)::bigint
     FROM bundle_components b JOIN inventory i ON i.sku = b.component_sku WHERE b.bundle_sku = p_bundle
 $$;
 
--- A component's available changed (fired only for SKUs in a bundle: the trigger's WHEN reads inventory.bundles): an
--- availability event for every bundle containing it (I9, insert-only), and, when there are channels, a mark that the
--- pusher turns into the bundles' recomputed listings (insert-only: no lock on anything another claim needs).
+-- What a channel lists a SKU from: a bundle's figures (bundle_available), any other SKU's available units and version
+-- (its buckets' sums when it has some).
+CREATE OR REPLACE FUNCTION listing_figures(p_sku text) RETURNS TABLE (available integer, version bigint)
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p.sku) a)
+              ELSE sku_available(i.sku, i.available, i.buckets) END,
+         CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p.sku) a)
+              ELSE sku_version(i.sku, i.version, i.buckets) END
+    FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = p_sku
+$$;
+
+-- A component changed: an availability event for every bundle containing it (I9, insert-only), and, when there are
+-- channels, a mark per bundle that the pusher turns into its recomputed listings. Insert-only: no lock on anything
+-- another claim needs. Called by the component's row trigger (bundles_follow) and by its buckets' (p_bucketed,
+-- bucket_followers): then the component's own listing is marked too (the pusher recomputes it from the buckets' sums),
+-- and the events carry no figures, since the relay reads a bundle of a bucketed component again when it publishes
+-- (availability_now): the claim that holds a bucket does not add up the bundles' components for nothing.
+CREATE OR REPLACE FUNCTION tell_bundles(p_component text, p_at timestamptz, p_bucketed boolean) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_bucketed THEN
+    INSERT INTO outbox (topic, aggregate_key, payload)
+    SELECT 'availability', b.bundle_sku, jsonb_build_object('sku', b.bundle_sku, 'updatedAt', p_at)
+      FROM bundle_components b WHERE b.component_sku = p_component ORDER BY b.bundle_sku;
+  ELSE
+    INSERT INTO outbox (topic, aggregate_key, payload)
+    SELECT 'availability', b.bundle_sku, jsonb_build_object('sku', b.bundle_sku, 'available', a.available,
+                                                           'soldOut', a.available = 0, 'version', a.version, 'updatedAt', p_at)
+      FROM bundle_components b CROSS JOIN LATERAL bundle_available(b.bundle_sku) a
+     WHERE b.component_sku = p_component ORDER BY b.bundle_sku;
+  END IF;
+  IF EXISTS (SELECT 1 FROM channels) THEN
+    INSERT INTO bundle_changes (bundle_sku)
+    SELECT p_component WHERE p_bucketed
+    UNION ALL SELECT b.bundle_sku FROM bundle_components b WHERE b.component_sku = p_component;
+  END IF;
+END
+$$;
+
+-- A component's available changed (fired only for SKUs in a bundle: the trigger's WHEN reads inventory.bundles).
 CREATE OR REPLACE FUNCTION bundles_follow() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO outbox (topic, aggregate_key, payload)
-  SELECT 'availability', b.bundle_sku, jsonb_build_object('sku', b.bundle_sku, 'available', a.available, 'soldOut', a.available = 0,
-                                                         'version', a.version, 'updatedAt', NEW.updated_at)
-    FROM bundle_components b CROSS JOIN LATERAL bundle_available(b.bundle_sku) a
-   WHERE b.component_sku = NEW.sku ORDER BY b.bundle_sku;
-  IF EXISTS (SELECT 1 FROM channels) THEN
-    INSERT INTO bundle_changes (bundle_sku) SELECT b.bundle_sku FROM bundle_components b WHERE b.component_sku = NEW.sku;
-  END IF;
+  PERFORM tell_bundles(p_component => NEW.sku, p_at => NEW.updated_at, p_bucketed => false);
   RETURN NULL;
 END
 $$;
@@ -31,8 +63,9 @@ $$;
 CREATE OR REPLACE TRIGGER inventory_bundles AFTER UPDATE OF available ON inventory
   FOR EACH ROW WHEN (NEW.bundles > 0 AND OLD.available IS DISTINCT FROM NEW.available) EXECUTE FUNCTION bundles_follow();
 
--- The pusher's step before sending: the marked bundles' listings recomputed from the committed components for every
--- channel (listing rows locked in (channel, SKU) order; versions only grow). Returns how many listings changed.
+-- The pusher's step before sending: the marked SKUs' listings recomputed from the committed figures for every channel
+-- (listing rows locked in (channel, SKU) order; versions only grow): bundles whose components changed, and bucketed
+-- SKUs whose buckets did (bucket_followers, 120_stock-buckets.sql). Returns how many listings changed.
 CREATE OR REPLACE FUNCTION recompute_bundle_listings() RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -42,7 +75,7 @@ BEGIN
   marked AS (SELECT bundle_sku, min(changed_at) AS at FROM taken GROUP BY bundle_sku)
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
   SELECT c.id, m.bundle_sku, listed_quantity(a.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), a.version, m.at
-    FROM marked m CROSS JOIN LATERAL bundle_available(m.bundle_sku) a CROSS JOIN channels c
+    FROM marked m CROSS JOIN LATERAL listing_figures(m.bundle_sku) a CROSS JOIN channels c
    ORDER BY c.id, m.bundle_sku
   ON CONFLICT (channel_id, sku) DO UPDATE
      SET desired_quantity = excluded.desired_quantity,

@@ -1,36 +1,16 @@
 -- Stock buckets (db/migrations/0100_stock-buckets.sql, docs/capacity.md): a SKU's units split across N rows so its
 -- claims stop queueing on one row lock. A claim takes from one bucket (claim_bucketed; a batch's plain sales from one
 -- bucket the batch locks: lock_batch_bucket and next_batch_bucket, 025_place-orders.sql), the SKU's figures are the
--- buckets' sums (sku_available, sku_version, bucket_sums, availability_now), every other writer goes through the SKU row and is
--- routed into the buckets under its lock (route_to_buckets: SKU, then bucket), and the sweeper evens buckets out
--- without waiting for any (rebalance_stock_buckets).
-
--- What a reader shows as the SKU's available units: its row's, plus its buckets' when it has some. STABLE SQL: inlined.
-CREATE OR REPLACE FUNCTION sku_available(p_sku text, p_available integer, p_buckets smallint) RETURNS integer
-LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN p_buckets = 1 THEN p_available
-              ELSE p_available + (SELECT coalesce(sum(b.available), 0)::integer FROM inventory_buckets b
-                                   WHERE b.sku = p_sku) END
-$$;
-
--- The SKU's version: its row's plus its buckets' (each only grows, so the sum grows with every change of any of them).
-CREATE OR REPLACE FUNCTION sku_version(p_sku text, p_version bigint, p_buckets smallint) RETURNS bigint
-LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN p_buckets = 1 THEN p_version
-              ELSE p_version + (SELECT coalesce(sum(b.version), 0)::bigint FROM inventory_buckets b
-                                 WHERE b.sku = p_sku) END
-$$;
-
--- A bucketed SKU's buckets' sums of available units and of versions, in one scan of its buckets.
-CREATE OR REPLACE FUNCTION bucket_sums(p_sku text) RETURNS TABLE (available integer, version bigint)
-LANGUAGE sql STABLE AS $$
-  SELECT coalesce(sum(b.available), 0)::integer, coalesce(sum(b.version), 0)::bigint
-    FROM inventory_buckets b WHERE b.sku = p_sku
-$$;
+-- buckets' sums (012_sku-figures.sql; an event's at publishing: availability_now), every other writer goes through the
+-- SKU row and is routed into the buckets under its lock (route_to_buckets: SKU, then bucket), a bucket's change tells
+-- the SKU's bundles and channel listings without writing a row another bucket's claim writes (bucket_followers), and
+-- the sweeper evens buckets out without waiting for any (rebalance_stock_buckets).
 
 -- An availability event's payload as the relay publishes it: a bucketed SKU's figures are read again at publishing
--- (committed sums), so the event after the last claim's commit shows the SKU's final count, whichever bucket took it.
--- Any other payload (a single-row SKU, a bundle) is published as written.
+-- (committed sums), so the event after the last claim's commit shows the SKU's final count, whichever bucket took it;
+-- so are a bundle's when one of its components is bucketed (bundle_available adds up the buckets), or when its event
+-- was written without figures (tell_bundles for a bucketed component, whose buckets may have been gathered back into
+-- one row since). Any other payload (a single-row SKU, a bundle of single-row components) is published as written.
 CREATE OR REPLACE FUNCTION availability_now(p_sku text, p_payload jsonb) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
   SELECT coalesce(
@@ -38,8 +18,31 @@ LANGUAGE sql STABLE AS $$
                                              'soldOut', i.available + s.available = 0, 'version', i.version + s.version)
        FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s
       WHERE i.sku = p_sku AND i.buckets > 1),
+    (SELECT p_payload || jsonb_build_object('available', a.available, 'soldOut', a.available = 0, 'version', a.version)
+       FROM bundle_available(p_sku) a
+      WHERE EXISTS (SELECT 1 FROM bundle_components b JOIN inventory c ON c.sku = b.component_sku
+                     WHERE b.bundle_sku = p_sku AND (c.buckets > 1 OR NOT (p_payload ? 'available')))),
     p_payload)
 $$;
+
+-- A bucketed SKU that is a bundle component or listed on a channel changed its available units in a bucket (a claim,
+-- a release routed into the buckets; not the sweeper's evening out, which keeps the sum): an availability event for
+-- every bundle containing it (published with the committed figures: availability_now), and, when there are channels,
+-- marks for the pusher to recompute the listings of the SKU and of those bundles from the committed figures
+-- (tell_bundles, recompute_bundle_listings). Insert-only, as for a single-row bundle component: the claim takes no
+-- lock on anything another claim of another bucket needs, so the buckets keep their claims apart.
+CREATE OR REPLACE FUNCTION bucket_followers() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM tell_bundles(p_component => NEW.sku, p_at => now(), p_bucketed => true);
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER inventory_buckets_followers AFTER UPDATE OF available ON inventory_buckets
+  FOR EACH ROW WHEN (NEW.followed AND OLD.available IS DISTINCT FROM NEW.available
+                     AND current_setting('lastunit.bucket_moves', true) IS DISTINCT FROM 'even')
+  EXECUTE FUNCTION bucket_followers();
 
 -- Takes p_quantity units of a bucketed SKU (the claim of claim_line, 015_claim-units.sql). No row: the SKU is not
 -- bucketed, or its buckets together cannot cover the line. The SKU row is never locked here; its purchase limit is read
@@ -182,7 +185,7 @@ $$;
 -- A write to a bucketed SKU's row (its lock is held: the SKU first): the change of available, reserved and sold moves
 -- into the buckets (move_bucket_units, in pairs: what leaves one figure enters another), the row keeps 0s and its
 -- version grows. A new purchase limit waits for every bucket (a claim in flight commits first; a later one reads the
--- new limit). A bucketed SKU cannot become a bundle component nor be listed on a channel (not supported yet).
+-- new limit), and so does a change of whether the SKU is followed (a bundle component or listed on a channel).
 CREATE OR REPLACE FUNCTION route_to_buckets() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -190,12 +193,13 @@ DECLARE
   v_names text[] := ARRAY['available', 'reserved', 'sold'];
   v_q     integer;
 BEGIN
-  IF NEW.bundles > OLD.bundles OR (NEW.listed AND NOT OLD.listed) THEN
-    RAISE EXCEPTION '% has stock buckets: setStockBuckets(sku: %, buckets: 1) first', NEW.sku, NEW.sku
-      USING ERRCODE = '0A000';
-  END IF;
-  IF NEW.purchase_limit IS DISTINCT FROM OLD.purchase_limit THEN
+  IF NEW.purchase_limit IS DISTINCT FROM OLD.purchase_limit
+     OR (NEW.listed OR NEW.bundles > 0) IS DISTINCT FROM (OLD.listed OR OLD.bundles > 0) THEN
     PERFORM 1 FROM inventory_buckets b WHERE b.sku = NEW.sku ORDER BY b.bucket FOR NO KEY UPDATE;
+    -- became (or stopped being) a bundle component or listed: its buckets' writes tell the followers from now on (a
+    -- claim in flight held its bucket, so it committed before this; the next one reads the new flag)
+    UPDATE inventory_buckets b SET followed = (NEW.listed OR NEW.bundles > 0)
+     WHERE b.sku = NEW.sku AND b.followed IS DISTINCT FROM (NEW.listed OR NEW.bundles > 0);
   END IF;
   FOR i IN 1 .. 3 LOOP
     FOR j IN 1 .. 3 LOOP
@@ -238,9 +242,9 @@ BEGIN
   IF NOT FOUND THEN
     RETURN jsonb_build_object('code', 'UNKNOWN_SKU', 'message', format('no product %s', p_sku));
   END IF;
-  IF p_buckets > 1 AND (v_inv.is_bundle OR v_inv.bundles > 0 OR v_inv.listed) THEN
+  IF p_buckets > 1 AND v_inv.is_bundle THEN
     RETURN jsonb_build_object('code', 'BUCKETS_UNSUPPORTED', 'message',
-      format('%s is a bundle, a bundle component or listed on a channel: it keeps one stock row', p_sku));
+      format('%s is a bundle: it has no stock of its own (its components may have buckets)', p_sku));
   END IF;
   SELECT v_inv.available + coalesce(sum(b.available), 0) AS available, v_inv.reserved + coalesce(sum(b.reserved), 0)
          AS reserved, v_inv.sold + coalesce(sum(b.sold), 0) AS sold, coalesce(sum(b.version), 0) AS version INTO v_t
@@ -250,10 +254,10 @@ BEGIN
   UPDATE inventory SET buckets = 1, available = v_t.available, reserved = v_t.reserved, sold = v_t.sold,
                        version = version + v_t.version + 1, updated_at = now() WHERE sku = p_sku;
   IF p_buckets > 1 THEN
-    INSERT INTO inventory_buckets (sku, bucket, available, reserved, sold)
+    INSERT INTO inventory_buckets (sku, bucket, available, reserved, sold, followed)
     SELECT p_sku, g, v_t.available / p_buckets + (g < v_t.available % p_buckets)::integer,
            v_t.reserved / p_buckets + (g < v_t.reserved % p_buckets)::integer,
-           v_t.sold / p_buckets + (g < v_t.sold % p_buckets)::integer
+           v_t.sold / p_buckets + (g < v_t.sold % p_buckets)::integer, v_inv.listed OR v_inv.bundles > 0
       FROM generate_series(0, p_buckets - 1) g;
     UPDATE inventory SET buckets = p_buckets, available = 0, reserved = 0, sold = 0 WHERE sku = p_sku;
   END IF;
@@ -273,6 +277,8 @@ DECLARE
   v_rows integer;
   v_n    integer := 0;
 BEGIN
+  -- evening out keeps every SKU's sum: nothing for its bundles and listings to hear (bucket_followers)
+  PERFORM set_config('lastunit.bucket_moves', 'even', true);
   FOR v_sku IN SELECT i.sku FROM inventory i WHERE i.buckets > 1 ORDER BY i.sku LOOP
     WITH free AS (
       SELECT b.bucket, b.available FROM inventory_buckets b WHERE b.sku = v_sku ORDER BY b.bucket
@@ -289,6 +295,7 @@ BEGIN
     GET DIAGNOSTICS v_rows = ROW_COUNT;
     v_n := v_n + v_rows;
   END LOOP;
+  PERFORM set_config('lastunit.bucket_moves', '', true);
   RETURN v_n;
 END
 $$;

@@ -124,8 +124,9 @@ export async function startTestApp(
     );
     if (r.body.data?.createProduct?.userErrors?.length !== 0) throw new Error(JSON.stringify(r.body));
   }
+  /** The SKU's figures: its row's, plus its stock buckets' when it has some (sku_figures, db/functions/012_sku-figures.sql). */
   async function inventory(sku: string) {
-    const { rows } = await tdb.db.query('SELECT available, reserved, sold FROM inventory WHERE sku = $1', [sku]);
+    const { rows } = await tdb.db.query('SELECT available, reserved, sold FROM sku_figures(p_sku => $1)', [sku]);
     return rows[0] as { available: number; reserved: number; sold: number };
   }
   async function placeOrder(
