@@ -10,7 +10,8 @@ import { openSocket, type RawSocket } from './support/ws-raw.js';
 import { createApp } from '../app/app.js';
 import { createMetrics } from '../common/metrics.js';
 import { createLivePubSub } from '../subscriptions/pubsub.js';
-import { attachGraphqlWs } from '../subscriptions/graphql-ws.js';
+import { attachGraphqlWs, textFrame } from '../subscriptions/graphql-ws.js';
+import WebSocket, { WebSocketServer } from 'ws';
 import { clientIpOf } from '../common/client-ip.js';
 import { Redis } from 'ioredis';
 import { connectRedis } from '../subscriptions/redis.js';
@@ -234,6 +235,37 @@ describe('graphql-ws on the real server', () => {
     );
     expect(left).toBeLessThan(8);
   }, 180_000);
+});
+
+describe('the frames the fan-out writes itself', () => {
+  it('are WebSocket text frames a ws client reads whole, at every length encoding (7-bit, 16-bit, 64-bit)', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => wss.once('listening', () => r()));
+    const head = '{"id":"s-1","type":"next","payload":';
+    // 0-125 bytes: the length in the second byte; up to 65,535: 16 bits; beyond: 64 bits (with multi-byte UTF-8)
+    const results = [{ data: {} }, { data: { s: 'x'.repeat(200) } }, { data: { s: 'é€'.repeat(40_000) } }];
+    wss.on('connection', (server) => {
+      const raw = (server as unknown as { _socket: import('node:net').Socket })._socket;
+      for (const r of results) raw.write(textFrame(head, Buffer.from(JSON.stringify(r))));
+    });
+    const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as import('node:net').AddressInfo).port}`);
+    try {
+      const got: unknown[] = [];
+      await new Promise<void>((resolve, reject) => {
+        client.on('message', (data, isBinary) => {
+          expect(isBinary).toBe(false);
+          got.push(JSON.parse(String(data)));
+          if (got.length === results.length) resolve();
+        });
+        client.on('error', reject);
+        client.on('close', (code) => reject(new Error(`closed ${code} after ${got.length} messages`)));
+      });
+      expect(got).toEqual(results.map((payload) => ({ id: 's-1', type: 'next', payload })));
+    } finally {
+      client.terminate();
+      await new Promise<void>((r) => wss.close(() => r()));
+    }
+  });
 });
 
 describe('graphql-ws sockets of a public key', () => {
