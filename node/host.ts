@@ -19,7 +19,7 @@ import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
 import { buyerRateLimit } from '../app/buyer-rate-limit.js';
 import { clientIpOf } from '../common/client-ip.js';
 import { diagnosticsRoute } from './diagnostics.js';
-import { redisRateLimitStore } from './rate-limit-redis.js';
+import { redisOrMemoryRateLimitStore, redisRateLimitStore } from './rate-limit-redis.js';
 import { clientIdFor, DEMO_SHOP_ROLES, generateDemoKeys } from '../app/api-keys.js';
 import type { Config } from './config.js';
 import type { ApiKey } from '../common/caller.js';
@@ -173,9 +173,15 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
 
   // Partner apps' published documents, looked up by id and kept in this process (edge/partner-documents.ts).
   const partnerDocuments = cachedPartnerDocuments();
-  // With REDIS_URL the rate limits count across instances too (same Redis connection).
+  // With REDIS_URL the rate limits count across instances too (same Redis connection); while Redis is not up (not yet
+  // connected at start, or down) they count in this process, so they still hold per instance.
   const rateLimitStore = redis
-    ? redisRateLimitStore(redis.command, Date.now, live.redisKeyPrefix)
+    ? redisOrMemoryRateLimitStore(
+        redisRateLimitStore(redis.command, Date.now, live.redisKeyPrefix),
+        memoryRateLimitStore(),
+        redis.isUp,
+        (err) => logger.warn({ err }, 'rate limit store failed; counted in this process instead'),
+      )
     : memoryRateLimitStore();
   const onStoreError = (err: unknown) => logger.warn({ err }, 'rate limit store failed; request let through');
   const { rateLimits } = config;

@@ -24,3 +24,30 @@ export function redisRateLimitStore(redis: Redis, now: () => number = Date.now, 
     },
   };
 }
+
+/**
+ * The Redis store while Redis is up, and this process's own windows (`memory`) while it is not: before the first
+ * connection is ready, during an outage, and for a command that fails meanwhile (`onFallback` is told of that one).
+ * So the limits still hold, per instance, instead of letting every request through, and an outage is logged once (by
+ * connectRedis's down/up lines) instead of once per request. Counts taken in memory do not reach Redis: for one
+ * window after Redis is back, a client may get up to its limit once more per instance.
+ * @example redisOrMemoryRateLimitStore(redisRateLimitStore(redis.command), memoryRateLimitStore(), redis.isUp)
+ */
+export function redisOrMemoryRateLimitStore(
+  shared: RateLimitStore,
+  memory: RateLimitStore,
+  isUp: () => boolean,
+  onFallback?: (err: unknown) => void,
+): RateLimitStore {
+  return {
+    async hit(key, windowMs, n) {
+      if (!isUp()) return memory.hit(key, windowMs, n);
+      try {
+        return await shared.hit(key, windowMs, n);
+      } catch (err) {
+        onFallback?.(err);
+        return memory.hit(key, windowMs, n);
+      }
+    },
+  };
+}

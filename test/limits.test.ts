@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { KEYS, startTestApp } from './support/app.js';
 import { memoryRateLimitStore, rateLimit } from '../app/rate-limit.js';
-import { redisRateLimitStore } from '../node/rate-limit-redis.js';
-import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
+import { redisOrMemoryRateLimitStore, redisRateLimitStore } from '../node/rate-limit-redis.js';
+import { DEAD_REDIS_URL, REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
+import { createTestDatabase } from './support/db.js';
+import { spawnServer } from '../kit/server.js';
 
 const hasRedis = await redisAvailable();
 
@@ -164,6 +166,73 @@ describe('the per-key rate limit', () => {
     });
     for (let i = 0; i < 3; i++) expect((await rl.gql(`{ __typename }`)).status).toBe(200);
     expect(failures).toHaveLength(3);
+  });
+
+  it('counts in this process while Redis is not up, and in Redis once it is', async () => {
+    const memory = memoryRateLimitStore(() => 0);
+    const fellBack: unknown[] = [];
+    let up = false;
+    const calls: string[] = [];
+    const shared = {
+      hit: async (key: string) => {
+        calls.push(key);
+        if (key === 'fails') throw new Error('connection lost');
+        return { count: 100, resetMs: 1 };
+      },
+    };
+    const store = redisOrMemoryRateLimitStore(
+      shared,
+      memory,
+      () => up,
+      (e) => fellBack.push(e),
+    );
+    // not up (not yet connected, or down): this process's windows, Redis not asked
+    expect(await store.hit('a', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
+    expect(await store.hit('a', 60_000)).toEqual({ count: 2, resetMs: 60_000 });
+    expect(calls).toEqual([]);
+    up = true;
+    expect(await store.hit('a', 60_000)).toEqual({ count: 100, resetMs: 1 });
+    // a command that fails while Redis was thought up still counts, here, and says so
+    expect(await store.hit('fails', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
+    expect(calls).toEqual(['a', 'fails']);
+    expect(fellBack).toHaveLength(1);
+  });
+
+  it('holds the per-key limit on a host whose Redis is down, without a log line per request', {
+    timeout: 60_000,
+  }, async () => {
+    const tdb = await createTestDatabase();
+    const srv = await spawnServer({
+      env: {
+        DATABASE_URL: tdb.url,
+        API_KEYS: `storefront:${KEYS.storefront}`,
+        REDIS_URL: DEAD_REDIS_URL,
+        RATE_LIMIT_PER_WINDOW: '3',
+        LOG_LEVEL: 'warn',
+        // one process: while Redis is down each process counts on its own (docs/edge.md), so two would answer 200 to
+        // up to three requests each
+        WEB_CONCURRENCY: '1',
+      },
+    });
+    try {
+      const from = srv.output().length;
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(srv.endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` },
+          body: JSON.stringify({ query: '{ __typename }' }),
+        });
+        statuses.push(res.status);
+        await res.arrayBuffer();
+      }
+      // counted in the host's memory: 3 answered, then 429 (before, every request was let through and logged)
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      expect(srv.output().slice(from)).not.toContain('rate limit store failed');
+    } finally {
+      await srv.stop();
+      await tdb.drop();
+    }
   });
 
   it.skipIf(!hasRedis)(
