@@ -77,7 +77,9 @@ describe('5,000 entries admitted while holds expire', () => {
           mode: 'QUEUE',
           opensAt: opensAt.toISOString(),
           closesAt: new Date(opensAt.getTime() + 15_000).toISOString(),
-          claimSeconds: 1,
+          // three seconds to order: on a loaded machine (.ci/run, 105 files beside it) an admitted shopper's first
+          // order once took longer than one second to arrive, and with claimSeconds 1 every admission lapsed first
+          claimSeconds: 3,
         },
       },
       KEY.admin,
@@ -140,16 +142,18 @@ describe('5,000 entries admitted while holds expire', () => {
     // every admitted buyer's first order was placed, its twin refused; every stranger refused
     expect((by.ORDERED ?? 0) + (by.LAPSED ?? 0) + (by.NOT_DRAWN ?? 0)).toBe(ENTRIES - refused.length);
     // strangers are refused while the drop governs the SKU; after it ended they buy what is on plain sale
-    expect(outcomes.RESERVED).toBeGreaterThanOrEqual(by.ORDERED);
-    // how many admitted shoppers order before their holds run out depends on the machine's speed (60-100 quiet, 25
-    // once in .ci/run); the race is exercised as long as some did, and the invariants above are what it proves
-    expect(by.ORDERED).toBeGreaterThan(0);
-    expect(outcomes.DROP_NOT_ADMITTED).toBeGreaterThanOrEqual(by.ORDERED);
-    // once the holds expired, every unit is back on sale: none stranded inside the drop
-    const { rows: inv } = await tdb.db.query(`SELECT available, reserved, sold FROM inventory WHERE sku = 'RACE'`);
-    const live = await tdb.db.query(
-      `SELECT count(*)::int AS n FROM reservations WHERE sku = 'RACE' AND state = 'HELD'`,
+    expect(outcomes.RESERVED ?? 0).toBeGreaterThanOrEqual(by.ORDERED ?? 0);
+    // how many admitted shoppers order before their admissions run out depends on the machine's speed (60-100 quiet,
+    // 25 and once 0 in .ci/run with one-second admissions); the race is exercised as long as some did, and the
+    // invariants above are what it proves
+    expect(by.ORDERED ?? 0).toBeGreaterThan(0);
+    expect(outcomes.DROP_NOT_ADMITTED ?? 0).toBeGreaterThanOrEqual(by.ORDERED);
+    // once the holds expired, every unit is back on sale: none stranded inside the drop. One statement, one snapshot:
+    // the two sweepers may still be expiring the last strangers' holds, each expiry moving a hold and its unit at once
+    const { rows: inv } = await tdb.db.query(
+      `SELECT i.available, (SELECT count(*)::int FROM reservations r WHERE r.sku = 'RACE' AND r.state = 'HELD') AS held
+         FROM inventory i WHERE i.sku = 'RACE'`,
     );
-    expect(inv[0].available).toBe(UNITS - live.rows[0].n);
+    expect(inv[0].available).toBe(UNITS - inv[0].held);
   });
 });

@@ -52,17 +52,21 @@ describe('the transaction helper', () => {
     await t.db.query(`INSERT INTO acct VALUES (3, 0), (4, 0)`);
     retries.length = 0;
     const meet = barrier(2);
+    // both first attempts hold their first row before either takes its second: a deadlock. Their retry does not wait
+    // (the barrier opens only once both have arrived, so no attempt can pass it alone; a fixed 50 ms for both to arrive
+    // ran out on a loaded machine, and the one that had not arrived then simply queued behind the other's row lock)
     let first = true;
     const txn = (a: number, b: number) =>
       t.db.transaction(async (tx) => {
         await tx.query('UPDATE acct SET balance = balance + 1 WHERE id = $1', [a]);
-        if (first) await meet();
+        if (first) {
+          await meet();
+          first = false;
+        }
         await tx.query('UPDATE acct SET balance = balance + 1 WHERE id = $1', [b]);
       });
     const p1 = txn(3, 4);
     const p2 = txn(4, 3);
-    await new Promise((r) => setTimeout(r, 50));
-    first = false;
     await Promise.all([p1, p2]);
     expect(retries).toContain('40P01');
     const { rows } = await t.db.query('SELECT balance FROM acct WHERE id IN (3, 4) ORDER BY id');
