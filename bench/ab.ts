@@ -5,17 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
 import { createProduct, runPlaceOrderLoad } from './http-load.js';
-import { startServer } from './server.js';
+import { envList, startServer } from './server.js';
 
-const envOf = (s: string) =>
-  Object.fromEntries(
-    s
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
-const A = envOf(process.env.AB_A ?? '');
-const B = envOf(process.env.AB_B ?? '');
+const A = envList(process.env.AB_A);
+const B = envList(process.env.AB_B);
 const rounds = Number(process.env.AB_ROUNDS ?? 3);
 const roundS = Number(process.env.AB_ROUND_S ?? 4);
 const clients = Number(process.env.AB_CLIENTS ?? 64);

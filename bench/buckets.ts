@@ -16,6 +16,7 @@ import { createProduct, runPlaceOrderLoad } from './http-load.js';
 import { BUCKET_CLAIM_SCRIPT, runPgbench } from './pgbench.js';
 import type { ServerProcess } from './server.js';
 import { round } from '../kit/stats.js';
+import { lastunitFacts, waitForQuiet } from './verify.js';
 
 export type CostRow = {
   label: string;
@@ -33,7 +34,36 @@ export type CostRow = {
   /** 1-minute load average at the end of the round */
   load: number;
   errors: number;
+  /**
+   * A lastunit row's facts, read from the database after the round (its SKU never runs short, so every refusal is a
+   * false sold out): what failed, empty when units were conserved, every unit taken has one order, and no key ordered
+   * twice. Absent for pgbench rows.
+   */
+  problems?: string[];
 };
+
+/**
+ * What the database says a lastunit hot-SKU round did to `sku` (stocked with `stock` units it cannot run out of),
+ * once the requests still in flight when the clock stopped have committed.
+ */
+async function hotSkuProblems(pool: pg.Pool, sku: string, stock: number, keyPrefix: string): Promise<string[]> {
+  await waitForQuiet(pool, sku);
+  const f = await lastunitFacts(pool, sku, keyPrefix); // an order no key row names is a duplicate (orphanOrders)
+  const inv = f.inventory;
+  const taken = inv.reserved + inv.sold;
+  const out: string[] = [];
+  if (inv.available + taken !== stock)
+    out.push(`units not conserved: ${inv.available} + ${inv.reserved} + ${inv.sold} != ${stock}`);
+  if (f.reservedOrders !== taken) out.push(`${taken} units taken by ${f.reservedOrders} reserved orders of one unit`);
+  if (f.rejectedOrders)
+    out.push(
+      inv.available > 0
+        ? `${f.rejectedOrders} refused with ${inv.available} units left (false sold out)`
+        : `${f.rejectedOrders} refused: the SKU ran out (its stock is too small for the round)`,
+    );
+  if (f.orphanOrders) out.push(`${f.orphanOrders} orders without their key (duplicates)`);
+  return out;
+}
 
 const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU in 1/100 s on Linux
 
@@ -240,6 +270,7 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
       perS: round(o.claimed / c.elapsedS),
       errors: o.errors,
       ...c,
+      problems: await hotSkuProblems(opts.pool, sku, stock, `lub${n}`),
     });
   }
 
@@ -274,7 +305,8 @@ function formatRow(r: CostRow): string {
   return (
     `${r.label.padEnd(34)} ${String(Math.round(r.perS)).padStart(6)}/s  x${r.vsBare ?? '-'} of bare  ` +
     `server ${r.serverCpuMsPerAnswer ?? '-'} ms  pg ${r.pgCpuMsPerAnswer} ms  WAL ${r.walBytesPerAnswer} B  ` +
-    `${r.answersPerCommit}/commit  load ${r.load}${r.errors ? `  ERRORS ${r.errors}` : ''}`
+    `${r.answersPerCommit}/commit  load ${r.load}${r.errors ? `  ERRORS ${r.errors}` : ''}` +
+    (r.problems?.length ? `  FAIL ${r.problems.join('; ')}` : '')
   );
 }
 
@@ -284,5 +316,11 @@ export function formatBucketRows(rows: CostRow[]): string {
     `STOCK BUCKETS AND COSTS (${rows[0]?.clients ?? '?'} clients; per answer: server CPU, PostgreSQL CPU, WAL bytes; answers per commit; 1-min load)`,
     ...rows.map((r) => `  ${formatRow(r)}`),
     "  costs are inputs of docs/capacity.md; PostgreSQL CPU is the bench database's backends, WAL the whole server's (an upper bound)",
+    ...(rows.some((r) => r.problems)
+      ? [
+          `  lastunit rows checked in the database afterwards: ${rows.filter((r) => r.problems && !r.problems.length).length} of ` +
+            `${rows.filter((r) => r.problems).length} with units conserved, 0 oversold, 0 duplicates, 0 false sold out`,
+        ]
+      : []),
   ].join('\n');
 }

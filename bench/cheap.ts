@@ -7,23 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
 import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
 import { mergeOutcome, newOutcome } from './load-outcome.js';
-import { startServer } from './server.js';
+import { envList, startServer } from './server.js';
 import { spawnServer } from '../kit/server.js';
 
-const envOf = (s: string) =>
-  Object.fromEntries(
-    s
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
 const rounds = Number(process.env.CHEAP_ROUNDS ?? 2);
 const roundS = Number(process.env.CHEAP_ROUND_S ?? 3);
 const clients = Number(process.env.CHEAP_CLIENTS ?? 64);
 
 const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
 try {
-  const srv = await startServer({ databaseUrl: db.url, extraEnv: envOf(process.env.CHEAP_ENV ?? '') });
+  const srv = await startServer({ databaseUrl: db.url, extraEnv: envList(process.env.CHEAP_ENV) });
   const bare = await spawnServer({
     script: 'bench/bare-yoga.ts',
     ready: /bare yoga listening on http:\/\/127\.0\.0\.1:(?<port>\d+)\/graphql/,

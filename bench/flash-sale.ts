@@ -431,7 +431,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
     };
     const problems = [warmup, ...scenarios, ...chartExtra]
       .flatMap((s) => s.problems.map((x) => `${s.label}: ${x}`))
-      .concat(cheapProblems);
+      .concat(cheapProblems)
+      .concat(bucketRows.flatMap((r) => (r.problems ?? []).map((x) => `${r.label}: ${x}`)));
     const result: BenchResult = {
       version: 1,
       startedAt,

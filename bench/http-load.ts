@@ -185,3 +185,11 @@ export function classifyTrivial(o: LoadOutcome, status: number, raw: string) {
   else noteError(o, `HTTP ${status}: ${raw}`);
 }
 export const TRIVIAL_BODY = JSON.stringify({ query: '{ __typename }' });
+
+/**
+ * `{ __typename }` from `connections` clients for `durationS` seconds, with `authorization` (a server's storefront
+ * key; none for a bare Yoga).
+ * @example const o = await runTrivialLoad({ port: srv.port, authorization: `Bearer ${srv.keys.storefront}`, connections: 64, durationS: 5 })
+ */
+export const runTrivialLoad = (opts: Omit<QueryLoadOptions, 'nextBody' | 'classify'>) =>
+  runHttpLoad({ ...opts, nextBody: () => TRIVIAL_BODY, classify: classifyTrivial });

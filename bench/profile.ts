@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
-import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
+import { createProduct, runPlaceOrderLoad, runTrivialLoad } from './http-load.js';
 import { startServer } from './server.js';
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number };
@@ -64,11 +64,9 @@ async function main() {
     try {
       if (trivial) {
         const load = (durationS: number) =>
-          runHttpLoad({
+          runTrivialLoad({
             port: srv.port,
             authorization: `Bearer ${srv.keys.storefront}`,
-            nextBody: () => TRIVIAL_BODY,
-            classify: classifyTrivial,
             connections: clients,
             durationS,
           });

@@ -52,3 +52,17 @@ export async function startServer(opts: {
   });
   return { ...srv, keys };
 }
+
+/**
+ * A server's extra environment from one variable of the form "NAME=value NAME2=value2" (AB_A, CHEAP_ENV,
+ * COSTS_SERVER_ENV, WAL_SERVER_ENV); empty or absent: none.
+ * @example startServer({ databaseUrl, extraEnv: envList(process.env.CHEAP_ENV) })
+ */
+export function envList(s: string | undefined): Record<string, string> {
+  return Object.fromEntries(
+    (s ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+}

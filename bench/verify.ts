@@ -17,8 +17,9 @@ export type LastunitFacts = {
   heldUnits: number;
 };
 
+/** The SKU's figures: its row's, plus its stock buckets' when it has some (sku_figures, db/functions/012_sku-figures.sql). */
 async function inventory(pool: pg.Pool | pg.PoolClient, sku: string): Promise<InventoryRow> {
-  const { rows } = await pool.query<InventoryRow>('SELECT available, reserved, sold FROM inventory WHERE sku = $1', [
+  const { rows } = await pool.query<InventoryRow>('SELECT available, reserved, sold FROM sku_figures(p_sku => $1)', [
     sku,
   ]);
   if (!rows[0]) throw new Error(`no inventory row for ${sku}`);

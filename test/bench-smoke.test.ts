@@ -89,6 +89,10 @@ describe('bench (smoke)', () => {
       expect.arrayContaining(['pgbench bare claim, 1 row', 'lastunit hot SKU, 1 row', 'lastunit hot SKU, 2 buckets']),
     );
     for (const b of bucketRows) expect(b.perS, b.label).toBeGreaterThan(0);
+    // every lastunit hot-SKU row was checked in the database afterwards: conserved, no duplicate, no false sold out
+    const hotRows = bucketRows.filter((b) => b.label.startsWith('lastunit hot SKU'));
+    expect(hotRows.map((b) => b.problems)).toEqual(hotRows.map(() => []));
+    expect(run.out).toMatch(/lastunit rows checked in the database afterwards: 2 of 2 with units conserved/);
     expect(r.byClients.map((c) => c.clients)).toEqual([1, 16]);
     for (const c of r.byClients)
       for (const e of ['lastunit', 'ceiling', 'naive'] as const)
