@@ -148,9 +148,10 @@ $$;
 CREATE OR REPLACE FUNCTION prune_events(p_days integer, p_limit integer) RETURNS integer
 LANGUAGE sql AS $$
   WITH gone AS (
-    DELETE FROM events WHERE id IN (
+    -- picked once (an InitPlan): the batch is p_limit rows whatever the plan (claim_outbox_batch, 140_outbox-relay.sql)
+    DELETE FROM events WHERE id = ANY (ARRAY(
       SELECT id FROM events WHERE created_at < now() - make_interval(days => p_days) AND position IS NOT NULL
-       ORDER BY created_at LIMIT p_limit FOR UPDATE SKIP LOCKED)
+       ORDER BY created_at LIMIT p_limit FOR UPDATE SKIP LOCKED))
     RETURNING 1)
   SELECT count(*)::integer FROM gone
 $$;

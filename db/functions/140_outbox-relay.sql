@@ -18,11 +18,14 @@ BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
   RETURN QUERY
   WITH claimed AS (
+    -- the rows are picked once (an uncorrelated ARRAY subquery is an InitPlan, run once whatever the plan): a locking
+    -- LIMIT joined as the inner side of a nested loop would run again per row, skip the rows it had just leased and
+    -- lease more than p_limit (take_free_bucket, 120_stock-buckets.sql, took a line twice so)
     UPDATE outbox o SET lease_until = clock_timestamp() + make_interval(secs => p_lease_ms / 1000.0)
-      FROM (SELECT u.id FROM outbox u
-             WHERE u.published_at IS NULL AND (u.lease_until IS NULL OR u.lease_until <= clock_timestamp())
-             ORDER BY u.id LIMIT p_limit FOR UPDATE SKIP LOCKED) c
-     WHERE o.id = c.id
+     WHERE o.id = ANY (ARRAY(
+             SELECT u.id FROM outbox u
+              WHERE u.published_at IS NULL AND (u.lease_until IS NULL OR u.lease_until <= clock_timestamp())
+              ORDER BY u.id LIMIT p_limit FOR UPDATE SKIP LOCKED))
     RETURNING o.id, o.topic, o.aggregate_key, o.payload, o.created_at
   )
   SELECT c.id, c.topic, c.aggregate_key,
