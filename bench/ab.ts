@@ -1,11 +1,12 @@
 // `npx tsx bench/ab.ts`: two server processes differing only in their environment (AB_A and AB_B, e.g.
 // "CLAIM_BATCHES_IN_FLIGHT=1" and "CLAIM_BATCHES_IN_FLIGHT=2") on one bench database, the hot-SKU placeOrder load
 // alternated A B B A ... (AB_ROUNDS pairs of AB_ROUND_S seconds, AB_CLIENTS clients), so drifting background load
-// weighs on both alike. Prints claims/s per side and B/A. For measuring a lever; not part of `npm run bench`.
+// weighs on both alike. AB_BUCKETS=n: both SKUs split into n stock buckets; AB_SOLD_OUT=1: both sold out. Prints claims/s per side and B/A. For measuring a lever; not part of `npm run bench`.
 import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
 import { createProduct, runPlaceOrderLoad } from './http-load.js';
 import { envList, startServer } from './server.js';
+import { setBuckets } from './buckets.js';
 
 const A = envList(process.env.AB_A);
 const B = envList(process.env.AB_B);
@@ -13,6 +14,7 @@ const rounds = Number(process.env.AB_ROUNDS ?? 3);
 const roundS = Number(process.env.AB_ROUND_S ?? 4);
 const clients = Number(process.env.AB_CLIENTS ?? 64);
 const soldOut = process.env.AB_SOLD_OUT === '1';
+const stockBuckets = Number(process.env.AB_BUCKETS ?? 1);
 
 const db = await createBenchDatabase({ adminUrl: process.env.DATABASE_URL });
 try {
@@ -25,6 +27,7 @@ try {
     const sku = { a: `AB-A-${randomBytes(2).toString('hex')}`, b: `AB-B-${randomBytes(2).toString('hex')}` };
     await createProduct(a, sku.a, soldOut ? 0 : 10_000_000);
     await createProduct(b, sku.b, soldOut ? 0 : 10_000_000);
+    if (stockBuckets > 1) await Promise.all([setBuckets(a, sku.a, stockBuckets), setBuckets(b, sku.b, stockBuckets)]);
     let r = 0;
     for (const [side, srv] of [
       ['a', a],

@@ -164,7 +164,8 @@ async function adminGql(srv: ServerProcess, query: string, variables: unknown) {
   return body.data;
 }
 
-async function setBuckets(srv: ServerProcess, sku: string, buckets: number) {
+/** setStockBuckets through the server's admin key; throws on a userError. */
+export async function setBuckets(srv: ServerProcess, sku: string, buckets: number) {
   const d = await adminGql(
     srv,
     'mutation($i: SetStockBucketsInput!) { setStockBuckets(input: $i) { userErrors { code message } } }',
