@@ -10,7 +10,7 @@
 //                   write to at the same time, an upper bound;
 //   commits:        xact_commit of the bench database (pg_stat_database), its answers per commit are the batching.
 import os from 'node:os';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type pg from 'pg';
 import { createProduct, runPlaceOrderLoad } from './http-load.js';
 import { BUCKET_CLAIM_SCRIPT, runPgbench } from './pgbench.js';
