@@ -121,6 +121,37 @@ describe('channels (admin)', () => {
     );
   });
 
+  it('updateChannel during a claim in flight lists what the claim left, not what was there before it', async () => {
+    await t.product('CH-IF', 10);
+    await t.createChannel({ id: 'inflight' });
+    expect((await t.listings('inflight', ['CH-IF']))[0]!.desiredQuantity).toBe(10);
+    // a claim of 5 holds the SKU's row (its trigger lists the old rules' figure: 5) while the rules change
+    const claim = await t.db.pool.connect();
+    try {
+      await claim.query('BEGIN');
+      await claim.query(`UPDATE inventory SET available = available - 5, reserved = reserved + 5 WHERE sku = 'CH-IF'`);
+      const update = t.admin(`mutation { updateChannel(input: {id: "inflight", buffer: 1}) { userErrors { code } } }`);
+      // the recompute waits for the claim's row lock
+      let waited = false;
+      for (let i = 0; i < 250 && !waited; i++) {
+        const { rows } = await t.db.query(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE NOT l.granted AND a.query LIKE '%recompute_channel_listings%'`,
+        );
+        waited = rows[0].n > 0;
+        if (!waited) await new Promise((r) => setTimeout(r, 20));
+      }
+      await claim.query('COMMIT');
+      expect(waited).toBe(true);
+      expect((await update).updateChannel.userErrors).toEqual([]);
+    } finally {
+      claim.release();
+    }
+    // 5 left, buffer 1: 4 listed (9, the figure of before the claim less the buffer, would overlist by 5)
+    expect((await t.listings('inflight', ['CH-IF']))[0]!.desiredQuantity).toBe(4);
+    await t.db.query(`UPDATE inventory SET available = available + 5, reserved = reserved - 5 WHERE sku = 'CH-IF'`);
+  });
+
   it('follows the first stock change after a rule change (the recomputed version does not hide it)', async () => {
     await t.product('CH-RV', 10);
     await t.createChannel({ id: 'rv' });

@@ -78,9 +78,19 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_n integer;
 BEGIN
-  WITH inv AS (SELECT sku FROM inventory ORDER BY sku FOR SHARE),
-  -- a bundle's figure is derived from its components, a bucketed SKU's from its buckets (listing_figures, 091_bundles.sql)
-  fig AS (SELECT inv.sku, f.available, f.version FROM inv CROSS JOIN LATERAL listing_figures(inv.sku) f)
+  -- The figures are the locked rows' (what FOR SHARE returns: the version a change in flight committed, which this
+  -- waited for), never read again by a function of the statement's snapshot (listing_figures would see the row as
+  -- it was before that change, and list units the change took). A bundle's figure is derived from its components, a
+  -- bucketed SKU's from its buckets (their claims take no lock this waits for: each tells the listing afterwards,
+  -- bucket_followers).
+  WITH inv AS (SELECT i.sku, i.available, i.version, i.buckets FROM inventory i ORDER BY i.sku FOR SHARE),
+  fig AS (
+    SELECT inv.sku,
+           CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(inv.sku) a)
+                ELSE sku_available(inv.sku, inv.available, inv.buckets) END AS available,
+           CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(inv.sku) a)
+                ELSE sku_version(inv.sku, inv.version, inv.buckets) END AS version
+      FROM inv JOIN products p ON p.sku = inv.sku)
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
   SELECT c.id, fig.sku, listed_quantity(fig.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), fig.version, clock_timestamp()
     FROM fig CROSS JOIN channels c WHERE c.id = p_channel ORDER BY fig.sku
