@@ -58,6 +58,8 @@ export async function insertChannel(
   db: Db,
   c: { id: string; name: string; kind: ChannelKind; endpoint: string; webhookSecret: string } & ChannelRules,
 ): Promise<Channel | null> {
+  // the first channel: bucketed SKUs' buckets followed first, outside the transaction below (follow_unlisted_buckets)
+  await db.run('SELECT follow_unlisted_buckets()');
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `INSERT INTO channels (id, name, kind, endpoint, buffer, max_listed, percent, zero_at_or_below, max_pushes_per_second, webhook_secret)

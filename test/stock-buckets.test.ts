@@ -321,4 +321,52 @@ describe('stock buckets', () => {
     expect((await buckets('BK-BACK')).map((b) => b.available)).toEqual([4, 4]);
     expect(await auditLedger(tdb.db, { stocked: { 'BK-BACK': 8 } })).toEqual([]);
   });
+
+  // Last in the file: it creates the database's first channel, after which every SKU is listed.
+  it('the first createChannel waits for a batch holding a bucket without deadlocking it', async () => {
+    await product('BK-CH', 10);
+    await product('BK-CH-PLAIN', 5);
+    await setBuckets('BK-CH', 2);
+    // a batch holds a bucket (lock_batch_bucket) and its next claim writes an inventory row
+    const batch = await tdb.db.pool.connect();
+    let created: Promise<{ data: { createChannel: { userErrors: unknown[] } } }> | undefined;
+    try {
+      await batch.query('BEGIN');
+      // this side checks for a deadlock first, so a cycle shows here as 40P01 (not as the other side's silent retry)
+      await batch.query(`SET LOCAL deadlock_timeout = '100ms'`);
+      await batch.query(`SELECT 1 FROM inventory_buckets WHERE sku = 'BK-CH' AND bucket = 0 FOR NO KEY UPDATE`);
+      const pid = (await batch.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      created = gql(
+        `mutation($input: CreateChannelInput!) { createChannel(input: $input) { userErrors { code message } } }`,
+        { input: { id: 'bk', name: 'bk', kind: 'SANDBOX', endpoint: 'http://127.0.0.1:9/none' } },
+        KEYS.admin,
+      );
+      // createChannel is waiting for the batch's bucket
+      let waited = false;
+      for (let i = 0; i < 250 && !waited; i++) {
+        const { rows } = await tdb.db.query(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE NOT l.granted AND l.pid <> $1 AND a.datname = current_database()`,
+          [pid],
+        );
+        waited = rows[0].n > 0;
+        if (!waited) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(waited).toBe(true);
+      await batch.query(`UPDATE inventory SET version = version WHERE sku = 'BK-CH-PLAIN'`);
+      await batch.query('COMMIT');
+    } finally {
+      batch.release();
+    }
+    expect((await created!).data.createChannel.userErrors).toEqual([]);
+    const flags = await tdb.db.query(`SELECT bool_and(followed) AS f FROM inventory_buckets WHERE sku = 'BK-CH'`);
+    expect(flags.rows[0].f).toBe(true);
+    const listed = await tdb.db.query(
+      `SELECT sku, desired_quantity FROM channel_listings WHERE channel_id = 'bk' AND sku LIKE 'BK-CH%' ORDER BY sku`,
+    );
+    expect(listed.rows).toEqual([
+      { sku: 'BK-CH', desired_quantity: 10 },
+      { sku: 'BK-CH-PLAIN', desired_quantity: 5 },
+    ]);
+  });
 });

@@ -60,6 +60,27 @@ CREATE OR REPLACE TRIGGER inventory_listed_on_insert BEFORE INSERT ON inventory
 -- writers in flight and holds new ones until this transaction commits, so no row is inserted unflagged or changes
 -- `available` unseen between the flagging and the listings computed next (recompute_channel_listings). Once every row
 -- is listed (any later channel), no lock is taken.
+-- createChannel's step before its transaction: the buckets of every bucketed SKU not listed yet become followed
+-- (bucket_followers, 120_stock-buckets.sql), in a transaction of their own. Flipping a bucket's flag waits for the
+-- claim that holds the bucket; done inside flag_inventory_listed (route_to_buckets on the `listed` write) that wait
+-- happened under the table's SHARE lock, and a batch holding a bucket whose next claim writes an inventory row waits
+-- for that lock: a deadlock. Here nothing is held while waiting but buckets, locked in (SKU, bucket) order, the order
+-- every waiting writer takes them in; route_to_buckets then finds the flags right and takes no bucket lock. A SKU
+-- bucketed in between still has its flags flipped under the table lock (a rare deadlock, retried like any other).
+CREATE OR REPLACE FUNCTION follow_unlisted_buckets() RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n integer;
+BEGIN
+  PERFORM 1 FROM inventory_buckets b JOIN inventory i ON i.sku = b.sku
+    WHERE NOT i.listed AND i.buckets > 1 AND NOT b.followed ORDER BY b.sku, b.bucket FOR NO KEY UPDATE OF b;
+  UPDATE inventory_buckets b SET followed = true FROM inventory i
+   WHERE i.sku = b.sku AND NOT i.listed AND i.buckets > 1 AND NOT b.followed;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION flag_inventory_listed() RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN

@@ -198,8 +198,12 @@ DECLARE
   v_names text[] := ARRAY['available', 'reserved', 'sold'];
   v_q     integer;
 BEGIN
+  -- (a change of whether it is followed whose buckets are flagged so already, committed before this statement, waits
+  -- for none: every claim since reads the flag; follow_unlisted_buckets, 090_channels.sql, flags them so beforehand)
   IF NEW.purchase_limit IS DISTINCT FROM OLD.purchase_limit
-     OR (NEW.listed OR NEW.bundles > 0) IS DISTINCT FROM (OLD.listed OR OLD.bundles > 0) THEN
+     OR ((NEW.listed OR NEW.bundles > 0) IS DISTINCT FROM (OLD.listed OR OLD.bundles > 0)
+         AND EXISTS (SELECT 1 FROM inventory_buckets b
+                      WHERE b.sku = NEW.sku AND b.followed IS DISTINCT FROM (NEW.listed OR NEW.bundles > 0))) THEN
     PERFORM 1 FROM inventory_buckets b WHERE b.sku = NEW.sku ORDER BY b.bucket FOR NO KEY UPDATE;
     -- became (or stopped being) a bundle component or listed: its buckets' writes tell the followers from now on (a
     -- claim in flight held its bucket, so it committed before this; the next one reads the new flag)
