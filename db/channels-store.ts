@@ -53,7 +53,10 @@ const toChannel = (r: z.infer<typeof ChannelRow>): Channel => ({
   updatedAt: r.updated_at,
 });
 
-/** Inserts a channel and computes its listings for every SKU, in one transaction; null when the id is taken. */
+/**
+ * Inserts a channel and computes its listings for every SKU, in one transaction (the first channel flags bucketed SKUs'
+ * buckets before it, in one of their own: follow_unlisted_buckets); null when the id is taken.
+ */
 export async function insertChannel(
   db: Db,
   c: { id: string; name: string; kind: ChannelKind; endpoint: string; webhookSecret: string } & ChannelRules,

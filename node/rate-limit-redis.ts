@@ -27,9 +27,11 @@ export function redisRateLimitStore(redis: Redis, now: () => number = Date.now, 
 
 /**
  * The Redis store while Redis is up, and this process's own windows (`memory`) while it is not: before the first
- * connection is ready, during an outage, and for a command that fails meanwhile (`onFallback` is told of that one).
- * So the limits still hold, per instance, instead of letting every request through, and an outage is logged once (by
- * connectRedis's down/up lines) instead of once per request. Counts taken in memory do not reach Redis: for one
+ * connection is ready, during an outage, and for `coolOffMs` after a command failed while Redis was thought up (a
+ * Redis that hangs with its connection open: each command waits out its timeout, so without the pause every request
+ * would wait that long and log). `onFallback` is told of the failure that starts a pause, once per pause. So the limits
+ * still hold, per instance, instead of letting every request through, and an outage is logged once (by connectRedis's
+ * down/up lines, or once per pause) instead of once per request. Counts taken in memory do not reach Redis: for one
  * window after Redis is back, a client may get up to its limit once more per instance.
  * @example redisOrMemoryRateLimitStore(redisRateLimitStore(redis.command), memoryRateLimitStore(), redis.isUp)
  */
@@ -38,14 +40,20 @@ export function redisOrMemoryRateLimitStore(
   memory: RateLimitStore,
   isUp: () => boolean,
   onFallback?: (err: unknown) => void,
+  opts: { coolOffMs?: number; now?: () => number } = {},
 ): RateLimitStore {
+  const coolOffMs = opts.coolOffMs ?? 5_000;
+  const now = opts.now ?? Date.now;
+  let pausedUntil = Number.NEGATIVE_INFINITY;
   return {
     async hit(key, windowMs, n) {
-      if (!isUp()) return memory.hit(key, windowMs, n);
+      if (!isUp() || now() < pausedUntil) return memory.hit(key, windowMs, n);
       try {
         return await shared.hit(key, windowMs, n);
       } catch (err) {
-        onFallback?.(err);
+        // requests that were waiting on the same hung Redis fail together: the first starts the pause and is logged
+        if (now() >= pausedUntil) onFallback?.(err);
+        pausedUntil = Math.max(pausedUntil, now() + coolOffMs);
         return memory.hit(key, windowMs, n);
       }
     },

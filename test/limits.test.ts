@@ -180,11 +180,13 @@ describe('the per-key rate limit', () => {
         return { count: 100, resetMs: 1 };
       },
     };
+    let clock = 0;
     const store = redisOrMemoryRateLimitStore(
       shared,
       memory,
       () => up,
       (e) => fellBack.push(e),
+      { coolOffMs: 5_000, now: () => clock },
     );
     // not up (not yet connected, or down): this process's windows, Redis not asked
     expect(await store.hit('a', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
@@ -196,6 +198,18 @@ describe('the per-key rate limit', () => {
     expect(await store.hit('fails', 60_000)).toEqual({ count: 1, resetMs: 60_000 });
     expect(calls).toEqual(['a', 'fails']);
     expect(fellBack).toHaveLength(1);
+    // a Redis that hangs with its connection open: after a failed command it is not asked for 5 s (no request waits
+    // out a command timeout, none is logged), then asked again
+    clock = 4_999;
+    expect(await store.hit('a', 60_000)).toEqual({ count: 3, resetMs: 60_000 });
+    expect(calls).toEqual(['a', 'fails']);
+    clock = 5_000;
+    expect(await store.hit('a', 60_000)).toEqual({ count: 100, resetMs: 1 });
+    expect(calls).toEqual(['a', 'fails', 'a']);
+    // requests that were waiting on it together fail together: one log line for them all
+    const together = await Promise.all([store.hit('fails', 60_000), store.hit('fails', 60_000)]);
+    expect(together.map((r) => r.count)).toEqual([2, 3]);
+    expect(fellBack).toHaveLength(2);
   });
 
   it('holds the per-key limit on a host whose Redis is down, without a log line per request', {
