@@ -43,7 +43,7 @@ export function redisOrMemoryRateLimitStore(
   opts: { coolOffMs?: number; now?: () => number } = {},
 ): RateLimitStore {
   const coolOffMs = opts.coolOffMs ?? 5_000;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? (() => performance.now()); // monotonic: a clock set back does not stretch a pause
   let pausedUntil = Number.NEGATIVE_INFINITY;
   return {
     async hit(key, windowMs, n) {

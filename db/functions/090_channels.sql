@@ -67,6 +67,8 @@ CREATE OR REPLACE TRIGGER inventory_listed_on_insert BEFORE INSERT ON inventory
 -- for that lock: a deadlock. Here nothing is held while waiting but buckets, locked in (SKU, bucket) order, the order
 -- every waiting writer takes them in; route_to_buckets then finds the flags right and takes no bucket lock. A SKU
 -- bucketed in between still has its flags flipped under the table lock (a rare deadlock, retried like any other).
+-- A bucketed SKU's claim that commits while createChannel's transaction is open marks nothing (the channel is not
+-- committed yet); the listings recompute_channel_listings computed for it are marked for the pusher instead.
 CREATE OR REPLACE FUNCTION follow_unlisted_buckets() RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -121,6 +123,13 @@ BEGIN
          desired_at = excluded.desired_at, next_attempt_at = excluded.desired_at
    WHERE l.desired_quantity IS DISTINCT FROM excluded.desired_quantity;
   GET DIAGNOSTICS v_n = ROW_COUNT;
+  -- Listings derived from rows this did not lock (a bundle's components, a bucketed SKU's buckets: their claims take
+  -- no lock it waits for) are marked for the pusher (recompute_bundle_listings, 091_bundles.sql), which recomputes them
+  -- from the committed figures under the committed rules once this commits: a claim that committed meanwhile, whose
+  -- own mark the pusher took before this commit (so under the old rules, or before this statement's older figure
+  -- overwrote it), is not left listed wrong until the SKU next changes.
+  INSERT INTO bundle_changes (bundle_sku)
+  SELECT i.sku FROM inventory i JOIN products p ON p.sku = i.sku WHERE p.is_bundle OR i.buckets > 1 ORDER BY i.sku;
   RETURN v_n;
 END
 $$;

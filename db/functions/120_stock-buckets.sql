@@ -167,6 +167,11 @@ DECLARE
   v_take integer;
   v_b    record;
 BEGIN
+  IF p_from IS NULL THEN
+    -- units that only enter pick the bucket by its figures: every bucket locked first, in bucket order (the order a
+    -- waiting claim takes them in, take_bucket_fragments), so the pick below waits for none out of that order
+    PERFORM 1 FROM inventory_buckets b WHERE b.sku = p_sku ORDER BY b.bucket FOR NO KEY UPDATE;
+  END IF;
   FOR v_b IN SELECT b.* FROM inventory_buckets b WHERE b.sku = p_sku
               ORDER BY CASE WHEN p_from IS NULL THEN b.available END, b.bucket FOR NO KEY UPDATE LOOP
     v_take := least(v_left, CASE p_from WHEN 'available' THEN v_b.available WHEN 'reserved' THEN v_b.reserved
