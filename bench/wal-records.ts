@@ -26,6 +26,16 @@ async function main() {
     } catch (err) {
       throw new Error(`pg_walinspect is not available on this server (PostgreSQL 15+ with its contrib): ${err}`);
     }
+    // The measured stretches' WAL is kept until it is read: on a busy server a checkpoint (its own, or another
+    // session's) can remove or recycle their segments first ("requested WAL segment ... has already been removed",
+    // seen once in .ci/run). A temporary physical slot reserving the WAL from now on goes with this session.
+    try {
+      await client.query('SELECT pg_create_physical_replication_slot($1, true, true)', [
+        `lastunit_wal_${randomBytes(4).toString('hex')}`,
+      ]);
+    } catch (err) {
+      console.log(`(no replication slot to keep the WAL until it is read: ${err}; a checkpoint may remove it first)`);
+    }
     const srv = await startServer({ databaseUrl: db.url, extraEnv });
     try {
       const tag = randomBytes(3).toString('hex');
