@@ -2,22 +2,26 @@
 -- (db/migrations/0100_stock-buckets.sql, 120_stock-buckets.sql) keeps 0s in its row and its units in its buckets, so
 -- its figures are its row's plus its buckets' sums. Early in the order, so that any later SQL function may call them.
 
--- What a reader shows as the SKU's available units: its row's, plus its buckets' when it has some. Not inlined into its
--- caller's plan (PostgreSQL inlines no SQL function whose body holds a subquery): a call per row, so the per-request
--- paths of placeOrder (020_place-order.sql's quiet refusal, 025_place-orders.sql's short_paths) write the CASE out.
-CREATE OR REPLACE FUNCTION sku_available(p_sku text, p_available integer, p_buckets smallint) RETURNS integer
+-- A SKU's available units and version as a reader shows them, from its row's figures: the row's, plus its buckets'
+-- sums when it has some (each version only grows, so the sum grows with every change of any of them). A table
+-- function of one SELECT, so PostgreSQL inlines it where it is joined (CROSS JOIN LATERAL sku_totals(i.sku,
+-- i.available, i.version, i.buckets)): the buckets are read once per row, and not at all for a single-row SKU (the
+-- buckets > 1 test gates the scan).
+CREATE OR REPLACE FUNCTION sku_totals(p_sku text, p_available integer, p_version bigint, p_buckets smallint)
+RETURNS TABLE (available integer, version bigint)
 LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN p_buckets = 1 THEN p_available
-              ELSE p_available + (SELECT coalesce(sum(b.available), 0)::integer FROM inventory_buckets b
-                                   WHERE b.sku = p_sku) END
+  SELECT p_available + coalesce(sum(b.available), 0)::integer, p_version + coalesce(sum(b.version), 0)::bigint
+    FROM inventory_buckets b WHERE b.sku = p_sku AND p_buckets > 1
 $$;
 
--- The SKU's version: its row's plus its buckets' (each only grows, so the sum grows with every change of any of them).
+-- The same figures one at a time, for a caller that wants a value, not a row (db/catalog-store.ts, console-store.ts).
+CREATE OR REPLACE FUNCTION sku_available(p_sku text, p_available integer, p_buckets smallint) RETURNS integer
+LANGUAGE sql STABLE AS $$
+  SELECT t.available FROM sku_totals(p_sku, p_available, 0, p_buckets) t
+$$;
 CREATE OR REPLACE FUNCTION sku_version(p_sku text, p_version bigint, p_buckets smallint) RETURNS bigint
 LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN p_buckets = 1 THEN p_version
-              ELSE p_version + (SELECT coalesce(sum(b.version), 0)::bigint FROM inventory_buckets b
-                                 WHERE b.sku = p_sku) END
+  SELECT t.version FROM sku_totals(p_sku, 0, p_version, p_buckets) t
 $$;
 
 -- A bucketed SKU's buckets' sums of available units and of versions, in one scan of its buckets.

@@ -127,7 +127,8 @@ BEGIN
     RETURN purchase_limit_rejection(p_failure->>'sku', (p_failure->>'limit')::integer);
   END IF;
   RETURN stock_rejection(p_failure->>'sku', (p_failure->>'quantity')::integer,
-                         (SELECT sku_available(i.sku, i.available, i.buckets) FROM inventory i
+                         (SELECT t.available FROM inventory i
+                           CROSS JOIN LATERAL sku_totals(i.sku, i.available, i.version, i.buckets) t
                            WHERE i.sku = p_failure->>'sku'));
 END
 $$;

@@ -117,11 +117,10 @@ DECLARE
   v_short     record;
   v_rejection jsonb;
 BEGIN
-  -- a bucketed SKU's available: with its buckets' sum, written out as sku_available computes it (012_sku-figures.sql:
-  -- that function is called per row, not inlined)
+  -- a bucketed SKU's available: with its buckets' sum (sku_totals, 012_sku-figures.sql, inlined here)
   SELECT l.sku, l.quantity, a.available INTO v_short
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer) JOIN inventory i ON i.sku = l.sku
-   CROSS JOIN LATERAL (SELECT (i.available + CASE WHEN i.buckets > 1 THEN (SELECT coalesce(sum(b.available), 0)::integer FROM inventory_buckets b WHERE b.sku = i.sku) ELSE 0 END) AS available) a
+   CROSS JOIN LATERAL sku_totals(i.sku, i.available, i.version, i.buckets) a
    WHERE a.available < l.quantity ORDER BY l.sku LIMIT 1;
   IF NOT FOUND THEN
     RETURN NULL;

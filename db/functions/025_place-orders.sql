@@ -56,7 +56,7 @@ LANGUAGE sql STABLE AS $$
                             SELECT 1 FROM req o WHERE o.client_id = r.client_id AND o.buyer = r.buyer AND o.n <> r.n))
                 THEN 'plain' END AS path
       FROM req r JOIN products p ON p.sku = r.sku AND NOT p.is_bundle JOIN inventory i ON i.sku = r.sku
-     CROSS JOIN LATERAL (SELECT (i.available + CASE WHEN i.buckets > 1 THEN (SELECT coalesce(sum(b.available), 0)::integer FROM inventory_buckets b WHERE b.sku = i.sku) ELSE 0 END) AS available) a  -- sku_available, written out (012_sku-figures.sql)
+     CROSS JOIN LATERAL sku_totals(i.sku, i.available, i.version, i.buckets) a  -- a bucketed SKU's: with its buckets' sum
      WHERE p.price_amount::bigint * r.quantity <= 2147483647
   ) c WHERE c.path IS NOT NULL
 $$;

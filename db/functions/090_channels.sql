@@ -23,11 +23,11 @@ CREATE OR REPLACE FUNCTION channel_listings_follow() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
-  SELECT c.id, NEW.sku, q.quantity, sku_version(NEW.sku, NEW.version, NEW.buckets), clock_timestamp()
-    FROM channels c
-   -- the SKU's figures: its buckets' sums when it has some (setStockBuckets moving its units in or out of them)
-   CROSS JOIN LATERAL (SELECT listed_quantity(sku_available(NEW.sku, NEW.available, NEW.buckets), c.buffer, c.max_listed,
-                                              c.percent, c.zero_at_or_below) AS quantity) q
+  SELECT c.id, NEW.sku, q.quantity, f.version, clock_timestamp()
+    -- the SKU's figures: its row's, with its buckets' sums when it has some (setStockBuckets moving its units in or
+    -- out of them); read once, not per channel
+    FROM sku_totals(NEW.sku, NEW.available, NEW.version, NEW.buckets) f CROSS JOIN channels c
+   CROSS JOIN LATERAL (SELECT listed_quantity(f.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below) AS quantity) q
    -- a listing whose figure does not move is skipped by a plain read: ON CONFLICT DO UPDATE would lock its row even when
    -- its WHERE is false, and the claim holding the inventory row lock would wait behind the pusher's lease of it
    WHERE NOT EXISTS (SELECT 1 FROM channel_listings x WHERE x.channel_id = c.id AND x.sku = NEW.sku AND x.desired_quantity = q.quantity)
@@ -102,18 +102,14 @@ DECLARE
   v_n integer;
 BEGIN
   -- The figures are the locked rows' (what FOR SHARE returns: the version a change in flight committed, which this
-  -- waited for), never read again by a function of the statement's snapshot (listing_figures would see the row as
-  -- it was before that change, and list units the change took). A bundle's figure is derived from its components, a
-  -- bucketed SKU's from its buckets (their claims take no lock this waits for: each tells the listing afterwards,
-  -- bucket_followers).
+  -- waited for), handed to listing_figures, never read again from the table (the statement's snapshot would show the
+  -- row as it was before that change, and list units the change took). A bundle's figure is derived from its
+  -- components, a bucketed SKU's from its buckets (their claims take no lock this waits for; see the marks below).
   WITH inv AS (SELECT i.sku, i.available, i.version, i.buckets FROM inventory i ORDER BY i.sku FOR SHARE),
   fig AS (
-    SELECT inv.sku,
-           CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(inv.sku) a)
-                ELSE sku_available(inv.sku, inv.available, inv.buckets) END AS available,
-           CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(inv.sku) a)
-                ELSE sku_version(inv.sku, inv.version, inv.buckets) END AS version
-      FROM inv JOIN products p ON p.sku = inv.sku)
+    SELECT inv.sku, f.available, f.version
+      FROM inv JOIN products p ON p.sku = inv.sku
+     CROSS JOIN LATERAL listing_figures(inv.sku, inv.available, inv.version, inv.buckets, p.is_bundle) f)
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
   SELECT c.id, fig.sku, listed_quantity(fig.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), fig.version, clock_timestamp()
     FROM fig CROSS JOIN channels c WHERE c.id = p_channel ORDER BY fig.sku

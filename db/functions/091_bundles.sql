@@ -7,20 +7,22 @@
 -- are its buckets' sums (012_sku-figures.sql).
 CREATE OR REPLACE FUNCTION bundle_available(p_bundle text) RETURNS TABLE (available integer, version bigint)
 LANGUAGE sql STABLE AS $$
-  SELECT coalesce(min(sku_available(i.sku, i.available, i.buckets) / b.quantity), 0)::integer,
-         coalesce(sum(sku_version(i.sku, i.version, i.buckets)), 0)::bigint
-    FROM bundle_components b JOIN inventory i ON i.sku = b.component_sku WHERE b.bundle_sku = p_bundle
+  SELECT coalesce(min(t.available / b.quantity), 0)::integer, coalesce(sum(t.version), 0)::bigint
+    FROM bundle_components b JOIN inventory i ON i.sku = b.component_sku
+   CROSS JOIN LATERAL sku_totals(i.sku, i.available, i.version, i.buckets) t
+   WHERE b.bundle_sku = p_bundle
 $$;
 
--- What a channel lists a SKU from: a bundle's figures (bundle_available), any other SKU's available units and version
--- (its buckets' sums when it has some).
-CREATE OR REPLACE FUNCTION listing_figures(p_sku text) RETURNS TABLE (available integer, version bigint)
+-- What a channel lists a SKU from, given its inventory row's figures (as the caller read or locked them): a bundle's
+-- figures (bundle_available), any other SKU's available units and version (its buckets' sums when it has some).
+DROP FUNCTION IF EXISTS listing_figures(text);
+CREATE OR REPLACE FUNCTION listing_figures(
+  p_sku text, p_available integer, p_version bigint, p_buckets smallint, p_is_bundle boolean
+) RETURNS TABLE (available integer, version bigint)
 LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN p.is_bundle THEN (SELECT a.available FROM bundle_available(p.sku) a)
-              ELSE sku_available(i.sku, i.available, i.buckets) END,
-         CASE WHEN p.is_bundle THEN (SELECT a.version FROM bundle_available(p.sku) a)
-              ELSE sku_version(i.sku, i.version, i.buckets) END
-    FROM products p JOIN inventory i ON i.sku = p.sku WHERE p.sku = p_sku
+  SELECT a.available, a.version FROM bundle_available(p_sku) a WHERE p_is_bundle
+  UNION ALL
+  SELECT t.available, t.version FROM sku_totals(p_sku, p_available, p_version, p_buckets) t WHERE NOT p_is_bundle
 $$;
 
 -- A component changed: an availability event for every bundle containing it (I9, insert-only), and, when there are
@@ -75,7 +77,8 @@ BEGIN
   marked AS (SELECT bundle_sku, min(changed_at) AS at FROM taken GROUP BY bundle_sku)
   INSERT INTO channel_listings AS l (channel_id, sku, desired_quantity, desired_version, desired_at)
   SELECT c.id, m.bundle_sku, listed_quantity(a.available, c.buffer, c.max_listed, c.percent, c.zero_at_or_below), a.version, m.at
-    FROM marked m CROSS JOIN LATERAL listing_figures(m.bundle_sku) a CROSS JOIN channels c
+    FROM marked m JOIN products p ON p.sku = m.bundle_sku JOIN inventory i ON i.sku = m.bundle_sku
+   CROSS JOIN LATERAL listing_figures(i.sku, i.available, i.version, i.buckets, p.is_bundle) a CROSS JOIN channels c
    ORDER BY c.id, m.bundle_sku
   ON CONFLICT (channel_id, sku) DO UPDATE
      SET desired_quantity = excluded.desired_quantity,

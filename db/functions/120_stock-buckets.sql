@@ -14,9 +14,8 @@
 CREATE OR REPLACE FUNCTION availability_now(p_sku text, p_payload jsonb) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
   SELECT coalesce(
-    (SELECT p_payload || jsonb_build_object('available', i.available + s.available,
-                                             'soldOut', i.available + s.available = 0, 'version', i.version + s.version)
-       FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s
+    (SELECT p_payload || jsonb_build_object('available', t.available, 'soldOut', t.available = 0, 'version', t.version)
+       FROM inventory i CROSS JOIN LATERAL sku_totals(i.sku, i.available, i.version, i.buckets) t
       WHERE i.sku = p_sku AND i.buckets > 1),
     (SELECT p_payload || jsonb_build_object('available', a.available, 'soldOut', a.available = 0, 'version', a.version)
        FROM bundle_available(p_sku) a
@@ -93,8 +92,9 @@ BEGIN
       END IF;
     END;
   END IF;
-  RETURN QUERY SELECT i.sku, i.available + s.available, i.version + s.version, now(), i.purchase_limit
-                 FROM inventory i CROSS JOIN LATERAL bucket_sums(i.sku) s WHERE i.sku = p_sku;
+  RETURN QUERY SELECT i.sku, t.available, t.version, now(), i.purchase_limit
+                 FROM inventory i CROSS JOIN LATERAL sku_totals(i.sku, i.available, i.version, i.buckets) t
+                WHERE i.sku = p_sku;
 END
 $$;
 
