@@ -13,19 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
 import { createProduct, runPlaceOrderLoad, runTrivialLoad } from './http-load.js';
 import { envList, startServer } from './server.js';
-
-const TICK_MS = 10; // USER_HZ: /proc counts CPU in 1/100 s
-
-/** utime + stime of a process, and with `children` the CPU of its children that ended (cutime + cstime), in ms. */
-async function cpuMs(pid: number | string, children = false): Promise<number> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
-  } catch {
-    return 0; // gone meanwhile
-  }
-}
+import { batchesBetween, claimBatches, cpuMsOf } from './proc.js';
 
 /** Every PostgreSQL process's CPU, ms; the postmaster's with its ended children (backends that came and went). */
 async function postgresCpuMs(): Promise<number> {
@@ -35,7 +23,7 @@ async function postgresCpuMs(): Promise<number> {
     const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
     if (!comm.startsWith('postgres')) continue;
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    total += await cpuMs(pid, cmdline.includes('-D')); // the postmaster is the one started with -D
+    total += await cpuMsOf(pid, cmdline.includes('-D')); // the postmaster is the one started with -D
   }
   return total;
 }
@@ -43,17 +31,6 @@ async function postgresCpuMs(): Promise<number> {
 async function involuntarySwitches(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   return Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-}
-
-/** The claim batches so far, from the server's /metrics. */
-async function batches(metricsUrl: string) {
-  const text = await (await fetch(metricsUrl)).text();
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
-  return {
-    count: value('lastunit_claim_batch_size_count'),
-    orders: value('lastunit_claim_batch_size_sum'),
-    seconds: value('lastunit_claim_transaction_seconds_sum'),
-  };
 }
 
 export type AnswerCost = {
@@ -99,30 +76,27 @@ async function main() {
           ['sold-out', soldOut],
         ] as const) {
           const before = {
-            server: await cpuMs(srv.pid),
+            server: await cpuMsOf(srv.pid),
             postgres: await postgresCpuMs(),
             clients: process.cpuUsage(),
             switches: await involuntarySwitches(srv.pid),
-            batches: await batches(metricsUrl),
+            batches: await claimBatches(metricsUrl),
           };
           const o = await load();
           if (o.errors) throw new Error(`${what}: ${o.errors} errors, e.g. ${o.errorSamples[0]}`);
           const n = o.requests;
           const c = process.cpuUsage(before.clients);
-          const b = await batches(metricsUrl);
+          const b = await claimBatches(metricsUrl);
           const r: AnswerCost = {
             what,
             answersPerS: Math.round(n / o.elapsedS),
-            serverUs: Math.round(((await cpuMs(srv.pid)) - before.server) * (1000 / n)),
+            serverUs: Math.round(((await cpuMsOf(srv.pid)) - before.server) * (1000 / n)),
             postgresUs: Math.round(((await postgresCpuMs()) - before.postgres) * (1000 / n)),
             clientsUs: Math.round((c.user + c.system) / n),
             involuntarySwitches: Number((((await involuntarySwitches(srv.pid)) - before.switches) / n).toFixed(2)),
           };
-          if (b.count > before.batches.count)
-            r.batch = {
-              size: Number(((b.orders - before.batches.orders) / (b.count - before.batches.count)).toFixed(1)),
-              ms: Number((((b.seconds - before.batches.seconds) * 1000) / (b.count - before.batches.count)).toFixed(2)),
-            };
+          const batch = batchesBetween(before.batches, b);
+          if (batch) r.batch = batch;
           results.push(r);
           console.log(
             `${what.padEnd(8)} ${String(r.answersPerS).padStart(6)} answers/s  per answer: server ${r.serverUs} us, ` +

@@ -10,13 +10,13 @@
 //                   write to at the same time, an upper bound;
 //   commits:        xact_commit of the bench database (pg_stat_database), its answers per commit are the batching.
 import os from 'node:os';
-import { readFile } from 'node:fs/promises';
 import type pg from 'pg';
 import { createProduct, runPlaceOrderLoad } from './http-load.js';
-import { BUCKET_CLAIM_SCRIPT, runPgbench } from './pgbench.js';
+import { BATCH_CLAIM_SCRIPT, BUCKET_CLAIM_SCRIPT, runPgbench } from './pgbench.js';
 import type { ServerProcess } from './server.js';
 import { round } from '../kit/stats.js';
 import { lastunitFacts, waitForQuiet } from './verify.js';
+import { batchesBetween, boxCpuMs, busyShare, claimBatches, cpuMsOf } from './proc.js';
 
 export type CostRow = {
   label: string;
@@ -29,8 +29,17 @@ export type CostRow = {
   vsBare: number | null;
   serverCpuMsPerAnswer: number | null;
   pgCpuMsPerAnswer: number;
+  /** the load generator's CPU per answer (autocannon in the bench process, or pgbench) */
+  clientsCpuMsPerAnswer: number;
+  /** the share of the whole machine's CPU (all cores) busy during the round, 0-1; null without /proc */
+  boxBusy: number | null;
   walBytesPerAnswer: number;
   answersPerCommit: number;
+  /**
+   * lastunit rows: the server's claim batches in the round (/metrics): mean claims per batch transaction and its mean
+   * time as the server sees it; null for pgbench rows
+   */
+  batch: { size: number; ms: number } | null;
   /** 1-minute load average at the end of the round */
   load: number;
   errors: number;
@@ -63,19 +72,6 @@ async function hotSkuProblems(pool: pg.Pool, sku: string, stock: number, keyPref
     );
   if (f.orphanOrders) out.push(`${f.orphanOrders} orders without their key (duplicates)`);
   return out;
-}
-
-const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU in 1/100 s on Linux
-
-async function cpuMsOf(pid: number, children = false): Promise<number> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 on (the name may hold spaces)
-    const own = Number(f[11]) + Number(f[12]); // utime, stime (fields 14, 15)
-    return (own + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS; // cutime, cstime (16, 17)
-  } catch {
-    return 0; // gone meanwhile
-  }
 }
 
 /**
@@ -114,28 +110,41 @@ function backendCpu(pool: pg.Pool) {
   };
 }
 
-type Mark = { at: bigint; serverMs: number; lsn: string; commits: number };
+type Batches = Awaited<ReturnType<typeof claimBatches>>;
+type Mark = {
+  at: bigint;
+  serverMs: number;
+  /** this process and the children it has waited for (autocannon runs here, pgbench is a child): the load's CPU */
+  clientsMs: number;
+  box: { busy: number; total: number };
+  lsn: string;
+  commits: number;
+  batches: Batches | null;
+};
 
-async function mark(pool: pg.Pool, serverPid: number | null): Promise<Mark> {
+async function mark(pool: pg.Pool, srv: ServerProcess | null): Promise<Mark> {
   const { rows } = await pool.query(
     `SELECT pg_current_wal_lsn()::text AS lsn,
             (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits`,
   );
   return {
     at: process.hrtime.bigint(),
-    serverMs: serverPid ? await cpuMsOf(serverPid) : 0,
+    serverMs: srv ? await cpuMsOf(srv.pid) : 0,
+    clientsMs: await cpuMsOf(process.pid, true),
+    box: await boxCpuMs(),
     lsn: rows[0].lsn,
     commits: Number(rows[0].commits),
+    batches: srv ? await claimBatches(srv.endpoint.replace(/\/graphql$/, '/metrics')) : null,
   };
 }
 
 /** Runs `work` between two marks with the backends' CPU tracked. */
-async function measured<T>(pool: pg.Pool, serverPid: number | null, work: () => Promise<T>) {
+async function measured<T>(pool: pg.Pool, srv: ServerProcess | null, work: () => Promise<T>) {
   const cpu = backendCpu(pool);
   await cpu.started;
-  const a = await mark(pool, serverPid);
+  const a = await mark(pool, srv);
   const out = await work();
-  const b = await mark(pool, serverPid);
+  const b = await mark(pool, srv);
   return { out, a, b, pgMs: await cpu.stop() };
 }
 
@@ -143,13 +152,17 @@ async function costs(pool: pg.Pool, m: { a: Mark; b: Mark; pgMs: number }, answe
   const { a, b } = m;
   const { rows } = await pool.query('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS wal', [b.lsn, a.lsn]);
   const per = (x: number) => (answers > 0 ? x / answers : 0);
+  const busy = busyShare(a.box, b.box);
   return {
     elapsedS: Number(b.at - a.at) / 1e9,
     serverCpuMsPerAnswer: withServer ? round(per(b.serverMs - a.serverMs), 3) : null,
     pgCpuMsPerAnswer: round(per(m.pgMs), 3),
+    clientsCpuMsPerAnswer: round(per(b.clientsMs - a.clientsMs), 3),
+    boxBusy: busy === null ? null : round(busy, 3),
     walBytesPerAnswer: round(per(Number(rows[0].wal))),
     // the measuring statements' own commits are left out
     answersPerCommit: round(answers / Math.max(1, b.commits - a.commits - 1), 2),
+    batch: a.batches && b.batches ? batchesBetween(a.batches, b.batches) : null,
   };
 }
 
@@ -213,11 +226,15 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
       signal: opts.signal,
       ...script,
     });
-  for (const n of [1, ...opts.buckets.filter((b) => b > 1)]) {
-    const sku = `PGB-${n}-${opts.runId}`;
+  /** A pgbench row: `script` on a SKU of `buckets` stock rows, its claims counted in the database. */
+  const bareRow = async (
+    label: string,
+    buckets: number,
+    script: { script?: string; vars?: Record<string, number> },
+  ) => {
+    const sku = `PGB-${rows.length}-${opts.runId}`;
     await createProduct(opts.srv, sku, stock);
-    if (n > 1) await setBuckets(opts.srv, sku, n);
-    const script = n > 1 ? { script: BUCKET_CLAIM_SCRIPT, vars: { buckets: n } } : {};
+    if (buckets > 1) await setBuckets(opts.srv, sku, buckets);
     // PostgreSQL's max_connections is shared with whatever else uses the server: a run that could not open its
     // clients, or on a machine so busy that its clients had not connected before its time was up claimed nothing, is
     // run again (up to 5 times, 3 s apart) rather than reported as 0
@@ -231,18 +248,44 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
       m = await measured(opts.pool, null, () => pgbench(sku, script));
     }
     const o = m.out;
-    const c = await costs(opts.pool, m, o.claimed + o.refused, false);
     row({
-      label: n > 1 ? `pgbench bare claim, ${n} buckets` : 'pgbench bare claim, 1 row',
-      buckets: n,
+      label,
+      buckets,
       clients: opts.clients,
       answers: o.claimed + o.refused,
       claims: o.claimed,
       perS: round(o.claimed / o.elapsedS),
       errors: o.errors,
-      ...c,
+      ...(await costs(opts.pool, m, o.claimed + o.refused, false)),
     });
-  }
+  };
+  /** A lastunit row: placeOrder over HTTP for `sku`; a SKU with stock is checked in the database afterwards. */
+  const lastunitRow = async (label: string, buckets: number, sku: string, keyPrefix: string, stocked: boolean) => {
+    const m = await measured(opts.pool, opts.srv, () =>
+      runPlaceOrderLoad({ srv: opts.srv, sku, keyPrefix, connections: opts.clients, durationS: opts.durationS }),
+    );
+    const o = m.out;
+    const answers = o.claimed + o.refused;
+    const c = await costs(opts.pool, m, answers, true);
+    return row({
+      label,
+      buckets,
+      clients: opts.clients,
+      answers,
+      claims: o.claimed,
+      perS: round((stocked ? o.claimed : answers) / c.elapsedS),
+      errors: o.errors,
+      ...c,
+      ...(stocked ? { problems: await hotSkuProblems(opts.pool, sku, stock, keyPrefix) } : {}),
+    });
+  };
+
+  for (const n of [1, ...opts.buckets.filter((b) => b > 1)])
+    await bareRow(
+      n > 1 ? `pgbench bare claim, ${n} buckets` : 'pgbench bare claim, 1 row',
+      n,
+      n > 1 ? { script: BUCKET_CLAIM_SCRIPT, vars: { buckets: n } } : {},
+    );
 
   for (const n of opts.buckets) {
     const sku = `LUB-${n}-${opts.runId}`;
@@ -250,73 +293,46 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
     if (n > 1) await setBuckets(opts.srv, sku, n);
     // warm: the pool's connections and their plans for this SKU's path
     await runPlaceOrderLoad({ srv: opts.srv, sku, keyPrefix: `lub${n}w`, connections: opts.clients, amount: 300 });
-    const m = await measured(opts.pool, opts.srv.pid, () =>
-      runPlaceOrderLoad({
-        srv: opts.srv,
-        sku,
-        keyPrefix: `lub${n}`,
-        connections: opts.clients,
-        durationS: opts.durationS,
-      }),
-    );
-    const o = m.out;
-    const answers = o.claimed + o.refused;
-    const c = await costs(opts.pool, m, answers, true);
-    row({
-      label: `lastunit hot SKU, ${n === 1 ? '1 row' : `${n} buckets`}`,
-      buckets: n,
-      clients: opts.clients,
-      answers,
-      claims: o.claimed,
-      perS: round(o.claimed / c.elapsedS),
-      errors: o.errors,
-      ...c,
-      problems: await hotSkuProblems(opts.pool, sku, stock, `lub${n}`),
-    });
+    await lastunitRow(`lastunit hot SKU, ${n === 1 ? '1 row' : `${n} buckets`}`, n, sku, `lub${n}`, true);
   }
+
+  // One row committing as many claims per commit as lastunit's single-row batches did: what one row gives when its
+  // commits are shared (the row term of the capacity model), without the HTTP path or lastunit's other rows.
+  const k = Math.round(rows.find((r) => r.label === 'lastunit hot SKU, 1 row')?.batch?.size ?? 0);
+  if (k >= 2)
+    await bareRow(`pgbench bare claim, 1 row, ${k} per commit`, 1, { script: BATCH_CLAIM_SCRIPT, vars: { k } });
 
   const soldOut = `LUS-${opts.runId}`;
   await createProduct(opts.srv, soldOut, 0);
-  const m = await measured(opts.pool, opts.srv.pid, () =>
-    runPlaceOrderLoad({
-      srv: opts.srv,
-      sku: soldOut,
-      keyPrefix: 'lus',
-      connections: opts.clients,
-      durationS: opts.durationS,
-    }),
-  );
-  const o = m.out;
-  const answers = o.claimed + o.refused;
-  const c = await costs(opts.pool, m, answers, true);
-  row({
-    label: 'lastunit sold-out answers',
-    buckets: 1,
-    clients: opts.clients,
-    answers,
-    claims: o.claimed,
-    perS: round(answers / c.elapsedS),
-    errors: o.errors,
-    ...c,
-  });
+  await lastunitRow('lastunit sold-out answers', 1, soldOut, 'lus', false);
   return rows;
 }
 
+const COLUMNS =
+  'row                                        /s  x bare  server     pg  clients   box  WAL/answer  per commit  batch (server)   load';
+
 function formatRow(r: CostRow): string {
+  const ms = (x: number | null) => (x === null ? '-' : x.toFixed(3)).padStart(6);
+  const batch = r.batch ? `${r.batch.size} in ${r.batch.ms} ms` : '-';
   return (
-    `${r.label.padEnd(34)} ${String(Math.round(r.perS)).padStart(6)}/s  x${r.vsBare ?? '-'} of bare  ` +
-    `server ${r.serverCpuMsPerAnswer ?? '-'} ms  pg ${r.pgCpuMsPerAnswer} ms  WAL ${r.walBytesPerAnswer} B  ` +
-    `${r.answersPerCommit}/commit  load ${r.load}${r.errors ? `  ERRORS ${r.errors}` : ''}` +
-    (r.problems?.length ? `  FAIL ${r.problems.join('; ')}` : '')
+    `${r.label.padEnd(38)} ${String(Math.round(r.perS)).padStart(6)}  ${(r.vsBare === null ? '-' : r.vsBare.toFixed(2)).padStart(6)}` +
+    `  ${ms(r.serverCpuMsPerAnswer)} ${ms(r.pgCpuMsPerAnswer)}   ${ms(r.clientsCpuMsPerAnswer)}` +
+    `  ${(r.boxBusy === null ? '-' : `${Math.round(r.boxBusy * 100)}%`).padStart(4)}  ${`${Math.round(r.walBytesPerAnswer)} B`.padStart(10)}` +
+    `  ${r.answersPerCommit.toFixed(2).padStart(10)}  ${batch.padEnd(15)}  ${r.load.toFixed(2).padStart(5)}` +
+    `${r.errors ? `  ERRORS ${r.errors}` : ''}${r.problems?.length ? `  FAIL ${r.problems.join('; ')}` : ''}`
   );
 }
 
 /** The rows as the report prints them, with the capacity model's inputs named. */
 export function formatBucketRows(rows: CostRow[]): string {
   return [
-    `STOCK BUCKETS AND COSTS (${rows[0]?.clients ?? '?'} clients; per answer: server CPU, PostgreSQL CPU, WAL bytes; answers per commit; 1-min load)`,
+    `STOCK BUCKETS AND COSTS (${rows[0]?.clients ?? '?'} clients; /s: claims, or answers for sold-out; x bare: over pgbench's bare single-row claim)`,
+    `  ${COLUMNS}`,
     ...rows.map((r) => `  ${formatRow(r)}`),
-    "  costs are inputs of docs/capacity.md; PostgreSQL CPU is the bench database's backends, WAL the whole server's (an upper bound)",
+    "  per answer: ms of CPU of the server process, the bench database's PostgreSQL backends and the load generator;",
+    "  box: the machine's CPU busy (all cores, everything on it); WAL: the whole server's (an upper bound); per commit:",
+    "  the bench database's commits; batch: claims per claim transaction and its time, from the server's /metrics.",
+    '  These are the inputs of the capacity model below (docs/capacity.md).',
     ...(rows.some((r) => r.problems)
       ? [
           `  lastunit rows checked in the database afterwards: ${rows.filter((r) => r.problems && !r.problems.length).length} of ` +

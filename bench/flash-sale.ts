@@ -27,6 +27,7 @@ import { round } from '../kit/stats.js';
 import { spawnServer } from '../kit/server.js';
 import { pgbenchVersion } from './pgbench.js';
 import { runBucketRows } from './buckets.js';
+import { capacityModel } from './capacity-model.js';
 import { classifyTrivial, createProduct, runHttpLoad, runPlaceOrderLoad, TRIVIAL_BODY } from './http-load.js';
 import { mergeOutcome, newOutcome, type LoadOutcome } from './load-outcome.js';
 import { FRESHNESS_TARGET_MS, formatFanout, runFanoutProcess } from './fanout.js';
@@ -457,6 +458,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<BenchResult> {
       byClients,
       fanout: fan,
       buckets: bucketRows,
+      capacity: capacityModel(bucketRows, os.cpus().length),
       cheap: {
         trivial: {
           requestsPerS: rate(cheap.trivial),

@@ -52,6 +52,17 @@ WITH c AS (
   INSERT INTO bench_claims (sku, quantity) SELECT sku, 1 FROM c;
 `;
 
+/**
+ * The bare claim with :k claims per commit: one conditional UPDATE of the single row for :k units and :k claim rows,
+ * as a coalesced batch of :k single-unit orders takes them. What one row gives when its commits are shared.
+ */
+export const BATCH_CLAIM_SCRIPT = `WITH c AS (
+    UPDATE inventory SET available = available - :k, reserved = reserved + :k
+     WHERE sku = :sku AND available >= :k
+    RETURNING sku)
+  INSERT INTO bench_claims (sku, quantity) SELECT sku, 1 FROM c, generate_series(1, :k);
+`;
+
 const countClaims = async (pool: pg.Pool, sku: string) =>
   (await pool.query('SELECT count(*)::int AS n FROM bench_claims WHERE sku = $1', [sku])).rows[0].n as number;
 

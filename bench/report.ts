@@ -1,5 +1,6 @@
 // The result shape (also the JSON written to bench/results/latest.json) and the printed table.
 import { formatBucketRows } from './buckets.js';
+import { formatCapacityModel, type CapacityModel } from './capacity-model.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { InventoryRow } from './verify.js';
@@ -100,6 +101,8 @@ export type BenchResult = {
   fanout: import('./fanout.js').FanoutResult;
   /** the stock-bucket rows and their costs (bench/buckets.ts) */
   buckets: import('./buckets.js').CostRow[];
+  /** the capacity model worked out from the bucket rows (bench/capacity-model.ts), null without them */
+  capacity: CapacityModel | null;
   cheap: { trivial: Rate; bareYoga: Rate; soldOut: Rate };
   problems: string[];
   scenarios: ScenarioResult[];
@@ -205,7 +208,9 @@ export function formatTable(r: BenchResult): string {
     `HEADLINE  hot SKU placeOrder units sold/s over the bare claim statement's = ${fmt.int(r.headline.lastunitClaimsPerS)} / ` +
       `${fmt.int(r.headline.ceilingClaimsPerS)} = ${fmt.ratio(r.headline.ratio)}`,
   ];
-  if (r.buckets?.length) out.push('', formatBucketRows(r.buckets), formatFanoutLine(r.fanout));
+  if (r.buckets?.length) out.push('', formatBucketRows(r.buckets));
+  if (r.capacity) out.push('', formatCapacityModel(r.capacity));
+  if (r.buckets?.length) out.push('', formatFanoutLine(r.fanout));
   for (const s of [r.warmup, ...r.scenarios]) {
     for (const prob of s.problems) out.push(`FAIL  ${s.label}: ${prob}`);
     for (const w of s.warnings) out.push(`warn  ${s.label}: ${w}`);

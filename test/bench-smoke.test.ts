@@ -93,6 +93,16 @@ describe('bench (smoke)', () => {
     const hotRows = bucketRows.filter((b) => b.label.startsWith('lastunit hot SKU'));
     expect(hotRows.map((b) => b.problems)).toEqual(hotRows.map(() => []));
     expect(run.out).toMatch(/lastunit rows checked in the database afterwards: 2 of 2 with units conserved/);
+    // each lastunit row says how its claims were batched (the server's /metrics) and every row what the box spent
+    for (const b of hotRows) expect(b.batch?.size, b.label).toBeGreaterThanOrEqual(1);
+    for (const b of bucketRows) expect(b.clientsCpuMsPerAnswer, b.label).toBeGreaterThan(0);
+    // the capacity model worked out from these rows (bench/capacity-model.ts), printed and in the JSON
+    expect(r.capacity?.inputs.bareClaimsPerS).toBe(
+      bucketRows.find((b) => b.label === 'pgbench bare claim, 1 row')!.perS,
+    );
+    expect(r.capacity?.cells).toHaveLength(18);
+    expect(r.capacity?.thisBox.rows.map((x) => x.buckets)).toEqual([1, 2]);
+    expect(run.out).toContain('CAPACITY MODEL (docs/capacity.md), from this run');
     expect(r.byClients.map((c) => c.clients)).toEqual([1, 16]);
     for (const c of r.byClients)
       for (const e of ['lastunit', 'ceiling', 'naive'] as const)
