@@ -161,11 +161,13 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         onError: (err) => logger.warn({ err }, 'webhook delivery pass failed; retrying'),
       })
     : undefined;
-  // this process's own relay reads the rows at once; NOTIFY wakes the others' (and a relay-only process's)
+  // this process's own relay reads the rows at once; without one, NOTIFY wakes the relays that LISTEN (a relay-only
+  // process's, another instance's)
   let wakeRelay: (() => void) | undefined;
   const onOutboxWritten = async (skus?: string[]) => {
-    wakeRelay?.();
-    notifyRelays();
+    // NOTIFY only for a process without a relay of its own: its own LISTEN would hear it too and drain again for nothing
+    if (wakeRelay) wakeRelay();
+    else notifyRelays();
     pusher?.wake();
     webhookWorker?.wake();
     if (cache && skus?.length) await cache.invalidate(skus);

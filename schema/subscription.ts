@@ -19,7 +19,8 @@ builder.subscriptionFields((t) => ({
   orderStatusChanged: t.field({
     type: Order,
     description:
-      "Every change of one of your orders (placed, released, expired, paid...). Another client's order never sends " +
+      'Every change of one of your orders once placeOrder has answered with its id (paid, confirmed, released, expired...): ' +
+      "its first status is in that answer. Another client's order never sends " +
       'anything. The order is as read when the change was relayed; drop an event whose updatedAt is older than one you have.',
     args: {
       orderId: t.arg.id({ required: true, description: 'The order to watch.' }),

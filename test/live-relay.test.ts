@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { startTestApp, KEYS } from './support/app.js';
+import pg from 'pg';
+import { startTestApp, KEYS, PLACE_ORDER } from './support/app.js';
 import { spawnServer } from '../kit/server.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from './support/redis.js';
 import { createLivePubSub, type AvailabilityEvent } from '../subscriptions/pubsub.js';
@@ -67,12 +68,50 @@ describe('the outbox relay', () => {
       [4, 7],
     ]);
     expect(avail.map((e) => e.soldOut)).toEqual([false, false, false, false, true, false]);
-    // one event per transition; the order it carries is read when relayed (here: after both transitions committed)
-    expect(orderEvents.map((e) => [e.status, (e.order as any).status])).toEqual([
-      ['RESERVED', 'CANCELLED'],
-      ['CANCELLED', 'CANCELLED'],
-    ]);
+    // one event per transition after the placement (its first status is not relayed: nobody can watch an order whose
+    // id the placing answer has not given out yet); the order it carries is read when relayed
+    expect(orderEvents.map((e) => [e.status, (e.order as any).status])).toEqual([['CANCELLED', 'CANCELLED']]);
     expect(await countUnpublished(t.db)).toBe(0);
+  });
+
+  it('NOTIFYs after a write only from a host without a relay of its own (its own LISTEN would only drain again)', async () => {
+    const listener = new pg.Client({ connectionString: t.dbUrl });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(n.channel));
+    await listener.query('LISTEN lastunit_outbox');
+    const env = {
+      DATABASE_URL: t.dbUrl,
+      API_KEYS: `storefront:${KEYS.storefront},admin:${KEYS.admin}`,
+      RELAY_POLL_MS: '60000',
+    };
+    const [own, none] = await Promise.all([spawnServer({ env }), spawnServer({ env: { ...env, RELAY: 'off' } })]);
+    try {
+      await t.product('NOTIFY-1', 10);
+      const place = async (host: typeof own, key: string) => {
+        const res = await fetch(host.endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.storefront}` },
+          body: JSON.stringify({
+            query: PLACE_ORDER,
+            variables: { input: { idempotencyKey: key, customerId: key, lines: [{ sku: 'NOTIFY-1', quantity: 1 }] } },
+          }),
+        });
+        expect((await res.json()).data.placeOrder.order.status).toBe('RESERVED');
+      };
+      await place(own, 'notify-own');
+      // its own relay published the availability event at once, and nobody was told by NOTIFY
+      while ((await countUnpublished(t.db)) > 0) await tick();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(heard).toEqual([]);
+      await place(none, 'notify-none');
+      const deadline = Date.now() + 5000;
+      while (heard.length === 0 && Date.now() < deadline) await tick();
+      expect(heard).toEqual(['lastunit_outbox']);
+    } finally {
+      await Promise.all([own.stop(), none.stop()]);
+      await listener.end();
+    }
   });
 
   it('is woken by a write of its own process at once: no NOTIFY and no poll before the rows are read', async () => {

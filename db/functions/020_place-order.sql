@@ -137,26 +137,22 @@ BEGIN
 END
 $$;
 
--- The order RESERVED before its claim (the claim as late as it can be): its lines, its holds HELD until p_expires,
--- and its order-status event (I9, corrected by record_refusal if the claim refuses). Returns the event's id.
+-- The order RESERVED before its claim (the claim as late as it can be): its lines and its holds HELD until p_expires.
+-- No order-status event (I9 asks one of every change others must hear about): the order's id is first known from
+-- this call's answer, so no orderStatusChanged subscriber can be waiting for its first status; its next change is
+-- relayed. Its event-log entry (100_event-log.sql) is written at commit as for every order.
+DROP FUNCTION IF EXISTS write_held_order(uuid, text, text, bigint, text, jsonb, text, text, timestamptz, text);
 CREATE OR REPLACE FUNCTION write_held_order(
   p_order_id uuid, p_client_id text, p_customer_id text, p_total bigint, p_currency text, p_lines jsonb,
   p_hold_buyer text, p_token_hash text, p_expires timestamptz, p_counted_customer text
-) RETURNS bigint
+) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE
-  v_event bigint;
 BEGIN
   PERFORM insert_order(p_order_id, p_client_id, p_customer_id, 'RESERVED', p_total, p_currency, p_lines, NULL,
                        p_hold_buyer, p_token_hash, p_counted_customer);
   INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
   SELECT p_order_id, l.sku, l.quantity, 'HELD', p_expires, now()
     FROM jsonb_to_recordset(p_lines) AS l(sku text, quantity integer);
-  INSERT INTO outbox (topic, aggregate_key, payload)
-  VALUES ('order_status', p_order_id::text,
-          jsonb_build_object('orderId', p_order_id, 'clientId', p_client_id, 'status', 'RESERVED', 'updatedAt', now()))
-  RETURNING id INTO v_event;
-  RETURN v_event;
 END
 $$;
 
@@ -184,7 +180,6 @@ DECLARE
   v_hold_buyer text := CASE WHEN coalesce(p_max_holds, 0) > 0 THEN p_buyer END;
   v_o          record;  -- the priced lines
   v_refused    jsonb;
-  v_event      bigint;  -- the order's status event
 BEGIN
   SELECT * INTO v_o FROM price_order_lines(p_lines);
   IF v_o.unknown_sku IS NOT NULL THEN
@@ -204,11 +199,11 @@ BEGIN
       RETURN v_refused;
     END IF;
   END IF;
-  v_event := write_held_order(v_order_id, p_client_id, p_customer_id, v_o.total, v_o.currency, v_o.lines, v_hold_buyer,
-                              p_token_hash, v_expires, p_counted_customer);
+  PERFORM write_held_order(v_order_id, p_client_id, p_customer_id, v_o.total, v_o.currency, v_o.lines, v_hold_buyer,
+                           p_token_hash, v_expires, p_counted_customer);
   RETURN jsonb_build_object('kind', 'prepared', 'orderId', v_order_id, 'clientId', p_client_id,
     'customerId', p_customer_id, 'key', p_key, 'payment', p_payment, 'lines', v_o.lines, 'totalAmount', v_o.total,
-    'currency', v_o.currency, 'now', now(), 'expiresAt', v_expires, 'statusEvent', v_event, 'holdBuyer', v_hold_buyer,
+    'currency', v_o.currency, 'now', now(), 'expiresAt', v_expires, 'holdBuyer', v_hold_buyer,
     'maxHolds', p_max_holds, 'hasBundle', v_o.has_bundle, 'limited', v_o.limited,
     'countedCustomer', coalesce(p_counted_customer, p_customer_id));
 END
@@ -240,8 +235,8 @@ END
 $$;
 
 -- A prepared order its claim refused: REJECTED with the rejection (recorded, so a retry with its key replays it), its
--- holds deleted, its status event corrected; the hold it counted given back (I14: it holds nothing); its key final
--- when a payment was to follow.
+-- holds deleted; the hold it counted given back (I14: it holds nothing); its key final when a payment was to follow.
+-- It is born final as far as anyone outside can tell (its id is first known from this answer): no status event.
 CREATE OR REPLACE FUNCTION record_refusal(p jsonb, p_rejection jsonb, p_held boolean) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -250,7 +245,6 @@ BEGIN
   END IF;
   UPDATE orders SET status = 'REJECTED', rejection = p_rejection WHERE id = (p->>'orderId')::uuid;
   DELETE FROM reservations WHERE order_id = (p->>'orderId')::uuid;
-  UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id = (p->>'statusEvent')::bigint;
   IF (p->>'payment')::boolean THEN
     PERFORM close_key(p->>'clientId', p->>'customerId', p->>'key');
   END IF;

@@ -73,9 +73,11 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- The short paths' writes, one statement per table so every key row is taken in one key order: key rows; orders,
--- REJECTED with their lines (refused) or RESERVED with their lines, holds and status events (plain, I9: corrected by
+-- REJECTED with their lines (refused) or RESERVED with their lines and holds (plain: corrected by
 -- record_batch_refusals if refused under the lock); each order's event-log entry (100_event-log.sql: the trigger is
--- not queued for these rows while place_orders has lastunit.order_events set). A request whose key row exists already
+-- not queued for these rows while place_orders has lastunit.order_events set). No order-status event: an order's id is
+-- first known from this answer, so no orderStatusChanged subscriber can be waiting for its first status (I9 asks one
+-- of a change others must hear about; write_held_order, 020_place-order.sql). A request whose key row exists already
 -- (a replay, a reused key, a twin in this batch or in flight elsewhere; of twins in the batch the first to arrive
 -- wins) is not answered here.
 -- The answers, by request position, are short: {kind: 'refused' | 'plain', id, unitAmount, currency, at, ...}, what
@@ -115,12 +117,6 @@ BEGIN
     ), holds_in AS (
       INSERT INTO reservations (order_id, sku, quantity, state, expires_at, updated_at)
       SELECT w.order_id, w.sku, w.quantity, 'HELD', v_expires, now() FROM won w WHERE w.path = 'plain'
-    ), events AS (
-      INSERT INTO outbox (topic, aggregate_key, payload)
-      SELECT 'order_status', w.order_id::text,
-             jsonb_build_object('orderId', w.order_id, 'clientId', w.client_id, 'status', 'RESERVED', 'updatedAt', now())
-        FROM won w WHERE w.path = 'plain' ORDER BY w.n
-      RETURNING id, aggregate_key
     ), logged AS (  -- each order's event, as the trigger logs one at commit (not queued here: place_orders)
       INSERT INTO events (id, type, order_id, client_id, sequence, data)
       SELECT new_event_id(), order_event_type(w.status, NULL, w.rejection->>'code'), w.order_id, w.client_id, 1,
@@ -132,9 +128,9 @@ BEGIN
              THEN jsonb_build_object('kind', 'refused', 'id', w.order_id, 'rejection', w.rejection,
                                      'unitAmount', w.price_amount, 'currency', w.currency, 'at', now())
              ELSE jsonb_build_object('kind', 'plain', 'id', w.order_id, 'clientId', w.client_id, 'quantity', w.quantity,
-                    'holdBuyer', w.buyer, 'statusEvent', e.id, 'unitAmount', w.price_amount, 'currency', w.currency,
+                    'holdBuyer', w.buyer, 'unitAmount', w.price_amount, 'currency', w.currency,
                     'at', now(), 'expiresAt', v_expires) END AS answer
-      FROM won w LEFT JOIN events e ON e.aggregate_key = w.order_id::text
+      FROM won w
   LOOP
     answers[v_short.n] := v_short.answer;
     refused := refused + (v_short.answer->>'kind' = 'refused')::integer;
@@ -259,8 +255,7 @@ END
 $$;
 
 -- The plain sales refused under the lock (the stock ran out within the batch, or HOLD_LIMIT): REJECTED with their
--- rejection, their holds deleted, their status events (written by write_short_orders) carrying the status they ended
--- in.
+-- rejection, their holds deleted, their event-log entries carrying the status they ended in.
 CREATE OR REPLACE FUNCTION record_batch_refusals(p_answers jsonb[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -268,14 +263,12 @@ DECLARE
 BEGIN
   PERFORM set_config('lastunit.order_events', 'written', true);  -- their one event is rewritten below
   WITH refused AS (
-    SELECT (a->>'id')::uuid AS id, a->'rejection' AS rejection, (a->>'statusEvent')::bigint AS event
+    SELECT (a->>'id')::uuid AS id, a->'rejection' AS rejection
       FROM unnest(p_answers) AS a WHERE a->>'kind' = 'plain' AND a ? 'rejection'
   ), rejected AS (
     UPDATE orders o SET status = 'REJECTED', rejection = r.rejection FROM refused r WHERE o.id = r.id RETURNING o.id
   ), unheld AS (
     DELETE FROM reservations WHERE order_id IN (SELECT r.id FROM refused r)
-  ), outbox_rejected AS (
-    UPDATE outbox SET payload = jsonb_set(payload, '{status}', '"REJECTED"') WHERE id IN (SELECT r.event FROM refused r)
   )
   SELECT array_agg(x.id) INTO v_ids FROM rejected x;
   PERFORM set_config('lastunit.order_events', '', true);
