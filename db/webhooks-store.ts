@@ -111,6 +111,12 @@ export async function findEndpoint(db: Queryable, id: string): Promise<WebhookEn
   return rows[0] ? toEndpoint(parseRow(EndpointRow, rows[0], 'the endpoint')) : null;
 }
 
+/** Whether any endpoint is enabled: only then does a delivery worker sequence events right after each commit. */
+export async function anyEnabledEndpoint(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled) AS enabled');
+  return parseRow(z.object({ enabled: z.boolean() }), rows[0], 'the enabled endpoints').enabled;
+}
+
 export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
 export type Delivery = {
   id: number;

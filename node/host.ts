@@ -149,7 +149,8 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
         },
       })
     : undefined;
-  // Webhooks lastunit sends (docs/events.md): this process's delivery worker, woken after every committed write.
+  // Webhooks lastunit sends (docs/events.md): this process's delivery worker, woken after every committed write while
+  // an endpoint is enabled.
   const hooks = config.webhookDelivery;
   if (hooks.allowPrivateUrls && production)
     logger.warn('WEBHOOK_ALLOW_PRIVATE_URLS=true: webhook endpoints may be http:// and reach private addresses');
@@ -169,7 +170,7 @@ export async function startNodeHost(config: Config): Promise<NodeHost> {
     if (wakeRelay) wakeRelay();
     else notifyRelays();
     pusher?.wake();
-    webhookWorker?.wake();
+    webhookWorker?.afterCommit();
     if (cache && skus?.length) await cache.invalidate(skus);
   };
 

@@ -6,7 +6,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../db/pool.js';
 import { sequenceEvents } from '../db/events-store.js';
-import { claimDeliveries, recordAttempt, type ClaimedDelivery } from '../db/webhooks-store.js';
+import { anyEnabledEndpoint, claimDeliveries, recordAttempt, type ClaimedDelivery } from '../db/webhooks-store.js';
 
 export type WebhookPost = (a: {
   url: string;
@@ -90,9 +90,13 @@ async function deliverOne(db: Db, post: WebhookPost, s: DeliverySettings, d: Cla
 }
 
 /**
- * Starts the delivery loop: it runs whenever woken (`wake()`, after a commit or a redelivery) and every `pollMs`.
- * Returns wake and stop (stop waits for the deliveries in flight).
- * @example const worker = startWebhookDelivery({ db, post: postWebhook, settings, onError }); await worker.stop()
+ * Starts the delivery loop: a pass (sequence the committed events, then claim and send due deliveries) every `pollMs`,
+ * whenever woken (`wake()`: a redelivery, a delivery that ended), and after a committed write (`afterCommit()`) while
+ * some endpoint is enabled. With none enabled, nothing waits for a delivery, so a write's events are sequenced by the
+ * next poll (or by a feed read, which sequences first: orders/events.ts) instead of by one more transaction per
+ * commit; each poll asks again whether an endpoint is enabled. Returns wake, afterCommit and stop (stop waits for the
+ * deliveries in flight).
+ * @example const worker = startWebhookDelivery({ db, post: postWebhook, settings, onError }); onCommit = () => worker.afterCommit()
  */
 export function startWebhookDelivery(deps: {
   db: Db;
@@ -106,8 +110,11 @@ export function startWebhookDelivery(deps: {
   let running = false;
   let again = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // whether a write's events may have a delivery waiting (asked on every poll; true until the first one says)
+  let endpointsEnabled = true;
 
-  const pass = async () => {
+  const pass = async (polled: boolean) => {
+    if (polled) endpointsEnabled = await anyEnabledEndpoint(db);
     await sequenceEvents(db);
     const free = MAX_IN_FLIGHT - inFlight.size;
     if (free <= 0) return;
@@ -127,7 +134,7 @@ export function startWebhookDelivery(deps: {
     }
     if (claimed.length === free) again = true;
   };
-  const wake = () => {
+  const run = (polled: boolean) => {
     if (stopped) return;
     if (running) {
       again = true;
@@ -136,18 +143,24 @@ export function startWebhookDelivery(deps: {
     clearTimeout(timer);
     running = true;
     again = false;
-    pass()
+    pass(polled)
       .catch(deps.onError)
       .finally(() => {
         running = false;
         if (stopped) return;
         if (again) setImmediate(wake);
-        else timer = setTimeout(wake, settings.pollMs);
+        else timer = setTimeout(poll, settings.pollMs);
       });
   };
-  timer = setTimeout(wake, 0);
+  const wake = () => run(false);
+  const poll = () => run(true);
+  timer = setTimeout(poll, 0);
   return {
     wake,
+    /** after a committed write: a pass now when an endpoint may be waiting for its events, else the next poll's */
+    afterCommit() {
+      if (endpointsEnabled) wake();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

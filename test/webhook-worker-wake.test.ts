@@ -1,0 +1,79 @@
+// The delivery worker after a commit (orders/webhook-delivery.ts): it sequences a write's events at once only while
+// some endpoint is enabled, because only a delivery waits for them; with none, the next poll or a feed read does it.
+// Its own database: the answer depends on what endpoints exist.
+import { describe, expect, it } from 'vitest';
+import { startTestApp, KEYS } from './support/app.js';
+import { startWebhookDelivery } from '../orders/webhook-delivery.js';
+import { checkWebhookHost, postWebhook } from '../node/webhook-http.js';
+
+const t = await startTestApp({
+  poolSize: 8,
+  events: { production: false, allowPrivateUrls: true, checkHost: checkWebhookHost, secretOverlapHours: 1 },
+});
+// a poll that never comes within the test: a pass runs at start, and then only when woken
+const settings = {
+  retrySchedule: [1],
+  timeoutMs: 2000,
+  disableAfterHours: 100,
+  concurrencyPerEndpoint: 4,
+  allowPrivateUrls: true,
+  pollMs: 600_000,
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const positionOf = async (orderId: string) =>
+  (await t.db.query(`SELECT position FROM events WHERE order_id = $1 ORDER BY sequence LIMIT 1`, [orderId])).rows[0]
+    ?.position as string | null | undefined;
+const place = async (key: string) => {
+  const { order } = await t.placeOrder({ idempotencyKey: key, customerId: key, lines: [{ sku: 'WW-1', quantity: 1 }] });
+  return order!.id;
+};
+/** The worker's first pass (at start) has run: the events committed before it have their positions. */
+const started = async (worker: ReturnType<typeof startWebhookDelivery>) => {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM events WHERE position IS NULL`);
+    if (rows[0].n === 0) return worker;
+    await sleep(20);
+  }
+  throw new Error('the first pass did not sequence the events');
+};
+
+describe('webhook delivery worker, after a commit', () => {
+  it('sequences at once only while an endpoint is enabled; with none the write waits for the next poll', async () => {
+    await t.product('WW-1', 10);
+    const quiet = await started(
+      startWebhookDelivery({ db: t.db, post: postWebhook, settings, onError: (e) => console.error(e) }),
+    );
+    try {
+      const first = await place('ww-1');
+      quiet.afterCommit();
+      await sleep(500);
+      // no endpoint: nothing waits for this event, so no transaction was spent on it
+      expect(await positionOf(first)).toBeNull();
+    } finally {
+      await quiet.stop();
+    }
+
+    const r = await t.gql(
+      `mutation { createWebhookEndpoint(input: { url: "http://127.0.0.1:9/hook", eventTypes: [ORDER_RESERVED] }) { endpoint { id } userErrors { code } } }`,
+      {},
+      KEYS.admin,
+    );
+    expect(r.body.data.createWebhookEndpoint.userErrors).toEqual([]);
+    const busy = await started(startWebhookDelivery({ db: t.db, post: postWebhook, settings, onError: () => {} }));
+    try {
+      const second = await place('ww-2');
+      busy.afterCommit();
+      const deadline = Date.now() + 5000;
+      while ((await positionOf(second)) == null && Date.now() < deadline) await sleep(20);
+      // an endpoint waits: sequenced right after the commit, long before the next poll, with its delivery queued
+      expect(await positionOf(second)).not.toBeNull();
+      const { rows } = await t.db.query(
+        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.order_id = $1`,
+        [second],
+      );
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await busy.stop();
+    }
+  });
+});
