@@ -83,9 +83,14 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
     !!config.live.redisUrl &&
     !config.channels.marketplaceSandbox;
   const processes = asked ?? (auto ? availableParallelism() : 1);
-  // CLAIM_LANES_PER_SKU: absent means this host's cores shared by its processes (a bucketed SKU's batches in flight at
-  // once per process; more than the cores can run only makes every batch smaller, docs/capacity.md)
-  const lanes = config.orders.claimLanesPerSku ?? Math.max(1, Math.floor(availableParallelism() / processes));
+  // CLAIM_LANES_PER_SKU: absent means this host's cores shared by its processes, halved when PostgreSQL runs on this
+  // machine too (a bucketed SKU's batches in flight at once per process: each needs a share of this process and a
+  // PostgreSQL backend, and more than the cores can run only makes every batch smaller and dearer; on 2 cores shared
+  // with PostgreSQL one lane sold 1.01-1.23x of two, docs/capacity.md)
+  const cores = Math.floor(availableParallelism() / processes);
+  const lanes =
+    config.orders.claimLanesPerSku ??
+    Math.max(1, databaseOnThisMachine(config.database.url) ? Math.floor(cores / 2) : cores);
   const resolved = {
     ...config,
     http: { ...config.http, processes },
@@ -96,6 +101,18 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
   return resolved;
 }
 export type Config = ReturnType<typeof loadConfig>;
+
+/** Whether PostgreSQL runs on this machine: the embedded one (no URL), or a URL naming a loopback host or a socket. */
+export function databaseOnThisMachine(url: string | undefined): boolean {
+  if (!url) return true;
+  let host: string;
+  try {
+    host = decodeURIComponent(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+  return host === '' || host.startsWith('/') || host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+}
 
 /**
  * The API host (`npm start`) serves API keys: its own (`API_KEYS`), or demo keys it mints, only where the embedded

@@ -47,11 +47,21 @@ describe('WEB_CONCURRENCY', () => {
 });
 
 describe('CLAIM_LANES_PER_SKU', () => {
-  it("is the host's cores over its processes when absent, at least 1, and as given otherwise", () => {
-    expect(loadConfig({}).orders.claimLanesPerSku).toBe(availableParallelism());
+  it("is the host's cores over its processes when absent, halved with PostgreSQL on this machine, at least 1, and as given otherwise", () => {
+    const cores = availableParallelism();
+    expect(loadConfig({ DATABASE_URL: URL }).orders.claimLanesPerSku).toBe(cores);
     expect(
       loadConfig({ DATABASE_URL: URL, WEB_CONCURRENCY: '3', MARKETPLACE_SANDBOX: 'off' }).orders.claimLanesPerSku,
-    ).toBe(Math.max(1, Math.floor(availableParallelism() / 3)));
+    ).toBe(Math.max(1, Math.floor(cores / 3)));
+    // the embedded database, or a URL on this machine: its backends need the same cores as the lanes' batches
+    for (const env of [
+      {},
+      { DATABASE_URL: 'postgres://u@127.0.0.1:5432/x' },
+      { DATABASE_URL: 'postgres://u@localhost/x' },
+      { DATABASE_URL: 'postgres://u@[::1]/x' },
+      { DATABASE_URL: 'postgresql:///x?host=/var/run/postgresql' },
+    ])
+      expect(loadConfig(env).orders.claimLanesPerSku, JSON.stringify(env)).toBe(Math.max(1, Math.floor(cores / 2)));
     expect(loadConfig({ CLAIM_LANES_PER_SKU: '6' }).orders.claimLanesPerSku).toBe(6);
     expect(refusal({ CLAIM_LANES_PER_SKU: '0' })).toMatch(/CLAIM_LANES_PER_SKU.*must be an integer >= 1/);
   });
