@@ -44,7 +44,8 @@ const EventRow = z.object({
   data: z.record(z.string(), z.unknown()),
   created_at: z.date(),
 });
-const COLUMNS = 'id, type, position, sequence, order_id, client_id, sku, data, created_at';
+// an event's feed position is a row of its own (event_positions, db/migrations/0130_event-positions.sql)
+const COLUMNS = 'e.id, e.type, p.position, e.sequence, e.order_id, e.client_id, e.sku, e.data, e.created_at';
 
 function toEvent(r: z.infer<typeof EventRow>): StoredEvent {
   return {
@@ -75,9 +76,9 @@ export async function pageEvents(
   a: { afterPosition: number; first: number; clientId: string | null; types: readonly EventType[] | null },
 ): Promise<StoredEvent[]> {
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM events
-      WHERE position > $1 AND ($2::text IS NULL OR client_id = $2) AND ($3::text[] IS NULL OR type = ANY ($3))
-      ORDER BY position LIMIT $4`,
+    `SELECT ${COLUMNS} FROM event_positions p JOIN events e ON e.n = p.n
+      WHERE p.position > $1 AND ($2::text IS NULL OR p.client_id = $2) AND ($3::text[] IS NULL OR e.type = ANY ($3))
+      ORDER BY p.position LIMIT $4`,
     [a.afterPosition, a.clientId, a.types, a.first + 1],
   );
   return parseRows(EventRow, rows, 'the events page').map(toEvent);
@@ -85,7 +86,10 @@ export async function pageEvents(
 
 /** Events by id (any order), sequenced or not. */
 export async function findEvents(db: Queryable, ids: readonly string[]): Promise<StoredEvent[]> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM events WHERE id = ANY ($1::text[])`, [ids]);
+  const { rows } = await db.query(
+    `SELECT ${COLUMNS} FROM events e LEFT JOIN event_positions p ON p.n = e.n WHERE e.id = ANY ($1::text[])`,
+    [ids],
+  );
   return parseRows(EventRow, rows, 'the events').map(toEvent);
 }
 

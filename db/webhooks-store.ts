@@ -176,7 +176,8 @@ export async function pageDeliveries(
 export async function insertRedelivery(db: Db, endpointId: string, eventId: string): Promise<Delivery | null> {
   const { rows } = await db.run(
     `INSERT INTO webhook_deliveries (endpoint_id, event_id, position, order_key)
-     SELECT w.id, e.id, coalesce(e.position, 0), 'redelivery:' || gen_random_uuid()
+     SELECT w.id, e.id, coalesce((SELECT p.position FROM event_positions p WHERE p.n = e.n), 0),
+            'redelivery:' || gen_random_uuid()
        FROM webhook_endpoints w, events e WHERE w.id = $1 AND e.id = $2
      RETURNING id, event_id, attempt, status, http_status, duration_ms, last_error, next_attempt_at, created_at, delivered_at`,
     [endpointId, eventId],

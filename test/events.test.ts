@@ -78,7 +78,7 @@ describe('the event log', () => {
     const stock = events.filter((e) => e.type === 'STOCK_CHANGED').map((e) => JSON.parse(e.data));
     expect(stock.map((s) => s.available)).toEqual([5, 10]);
     const { rows } = await t.db.query(
-      `SELECT sequence FROM events WHERE sku = 'EV-A' AND order_id IS NULL ORDER BY position`,
+      `SELECT e.sequence FROM events e JOIN event_positions p ON p.n = e.n WHERE e.sku = 'EV-A' AND e.order_id IS NULL ORDER BY p.position`,
     );
     expect(rows.map((r) => Number(r.sequence))).toEqual([1, 2]);
     // only that type
@@ -130,6 +130,28 @@ describe('the event log', () => {
       expect(e.sequence).toBe(prev + 1);
       last.set(e.order!.id, e.sequence);
     }
+  });
+
+  it('gives an event its position without writing the event row again: the row its transaction wrote stays', async () => {
+    await t.product('EV-POS', 2);
+    const { order } = await t.placeOrder({ idempotencyKey: 'ev-pos-1', lines: [{ sku: 'EV-POS', quantity: 1 }] });
+    const row = async () =>
+      (
+        await t.db.query(
+          `SELECT e.xmin::text AS xmin, e.ctid::text AS ctid, p.position, (q.n IS NOT NULL) AS pending
+             FROM events e LEFT JOIN event_positions p ON p.n = e.n LEFT JOIN events_pending q ON q.n = e.n
+            WHERE e.order_id = $1`,
+          [order!.id],
+        )
+      ).rows[0];
+    const before = await row();
+    expect(before).toMatchObject({ position: null, pending: true });
+    await readAll(null); // a feed read runs the sequencer first
+    const after = await row();
+    expect(after.position).not.toBeNull();
+    expect(after.pending).toBe(false);
+    // the same tuple, written by the same transaction: no UPDATE rewrote it (and every index of events) to place it
+    expect([after.xmin, after.ctid]).toEqual([before.xmin, before.ctid]);
   });
 
   it("a partner key reads only its own client's orders' events", async () => {

@@ -21,8 +21,13 @@ const settings = {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const positionOf = async (orderId: string) =>
-  (await t.db.query(`SELECT position FROM events WHERE order_id = $1 ORDER BY sequence LIMIT 1`, [orderId])).rows[0]
-    ?.position as string | null | undefined;
+  (
+    await t.db.query(
+      `SELECT p.position FROM events e LEFT JOIN event_positions p ON p.n = e.n
+        WHERE e.order_id = $1 ORDER BY e.sequence LIMIT 1`,
+      [orderId],
+    )
+  ).rows[0]?.position as string | null | undefined;
 const place = async (key: string) => {
   const { order } = await t.placeOrder({ idempotencyKey: key, customerId: key, lines: [{ sku: 'WW-1', quantity: 1 }] });
   return order!.id;
@@ -30,7 +35,7 @@ const place = async (key: string) => {
 /** The worker's first pass (at start) has run: the events committed before it have their positions. */
 const started = async (worker: ReturnType<typeof startWebhookDelivery>) => {
   for (let i = 0; i < 200; i++) {
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM events WHERE position IS NULL`);
+    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM events_pending`);
     if (rows[0].n === 0) return worker;
     await sleep(20);
   }

@@ -111,11 +111,26 @@ CREATE OR REPLACE TRIGGER inventory_stock_event AFTER UPDATE OF available ON inv
   FOR EACH ROW WHEN (NEW.available IS DISTINCT FROM OLD.available AND NEW.reserved = OLD.reserved AND NEW.sold = OLD.sold)
   EXECUTE FUNCTION record_stock_event();
 
+-- Every new event waits for its feed position as one narrow row of events_pending (the sequencer's queue, db/migrations/
+-- 0130_event-positions.sql), written by its statement: one INSERT per statement, however many events it wrote.
+CREATE OR REPLACE FUNCTION queue_new_events() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO events_pending (n) SELECT e.n FROM new_events e;
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER events_queue AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION queue_new_events();
+
 -- The sequencer, one step: committed events without a position get the next ones, in write order (an order's events
 -- are written by transactions that follow each other, so write order keeps its sequence order), and one delivery per
--- endpoint subscribed (that existed when the event was written). One at a time: the head row's lock (a second caller skips, its events come next time). The
--- UPDATE's snapshot is taken after the lock, so it sees every commit before the last step's and gives them positions
--- above that step's. Returns how many events got one.
+-- endpoint subscribed (that existed when the event was written). One at a time: the head row's lock (a second caller
+-- skips, its events come next time). The statement's snapshot is taken after the lock, so it sees every commit before
+-- the last step's and gives them positions above that step's. A position is a row of event_positions and the event
+-- leaves events_pending in the same statement; the event row itself is never written again. Returns how many events
+-- got one.
 CREATE OR REPLACE FUNCTION sequence_events(p_limit integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -127,16 +142,17 @@ BEGIN
     RETURN 0;
   END IF;
   WITH pending AS (
-    SELECT e.n, v_last + row_number() OVER (ORDER BY e.n) AS pos
-      FROM (SELECT n FROM events WHERE position IS NULL ORDER BY n LIMIT p_limit) e),
-  upd AS (
-    UPDATE events e SET position = p.pos, sequenced_at = clock_timestamp() FROM pending p WHERE e.n = p.n
-    RETURNING e.id, e.type, e.position, e.order_id, e.sku, e.created_at),
+    SELECT e.n, e.id, e.type, e.order_id, e.sku, e.client_id, e.created_at, v_last + row_number() OVER (ORDER BY e.n) AS pos
+      FROM (SELECT q.n FROM events_pending q ORDER BY q.n LIMIT p_limit) q JOIN events e ON e.n = q.n),
+  dequeued AS (
+    DELETE FROM events_pending q WHERE q.n IN (SELECT p.n FROM pending p)),
+  placed AS (
+    INSERT INTO event_positions (position, n, client_id) SELECT p.pos, p.n, p.client_id FROM pending p),
   fan AS (
     INSERT INTO webhook_deliveries (endpoint_id, event_id, position, order_key)
-    SELECT w.id, u.id, u.position, coalesce(u.order_id::text, 'sku:' || u.sku, u.id)
-      FROM upd u JOIN webhook_endpoints w ON w.enabled AND u.type = ANY (w.event_types) AND w.created_at <= u.created_at)
-  SELECT count(*) INTO v_count FROM upd;
+    SELECT w.id, p.id, p.pos, coalesce(p.order_id::text, 'sku:' || p.sku, p.id)
+      FROM pending p JOIN webhook_endpoints w ON w.enabled AND p.type = ANY (w.event_types) AND w.created_at <= p.created_at)
+  SELECT count(*) INTO v_count FROM pending;
   IF v_count > 0 THEN
     UPDATE event_feed_head SET last_position = v_last + v_count;
   END IF;
@@ -144,14 +160,17 @@ BEGIN
 END
 $$;
 
--- Retention: sequenced events older than p_days (their deliveries go with them), in one batch.
+-- Retention: sequenced events older than p_days, their positions and their deliveries with them, in one batch.
 CREATE OR REPLACE FUNCTION prune_events(p_days integer, p_limit integer) RETURNS integer
 LANGUAGE sql AS $$
   WITH gone AS (
     -- picked once (an InitPlan): the batch is p_limit rows whatever the plan (claim_outbox_batch, 140_outbox-relay.sql)
-    DELETE FROM events WHERE id = ANY (ARRAY(
-      SELECT id FROM events WHERE created_at < now() - make_interval(days => p_days) AND position IS NOT NULL
-       ORDER BY created_at LIMIT p_limit FOR UPDATE SKIP LOCKED))
-    RETURNING 1)
+    DELETE FROM events WHERE n = ANY (ARRAY(
+      SELECT e.n FROM events e JOIN event_positions p ON p.n = e.n
+       WHERE e.created_at < now() - make_interval(days => p_days)
+       ORDER BY e.created_at LIMIT p_limit FOR UPDATE OF e SKIP LOCKED))
+    RETURNING n),
+  unplaced AS (
+    DELETE FROM event_positions p WHERE p.n IN (SELECT g.n FROM gone g))
   SELECT count(*)::integer FROM gone
 $$;
