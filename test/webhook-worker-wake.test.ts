@@ -32,22 +32,29 @@ const place = async (key: string) => {
   const { order } = await t.placeOrder({ idempotencyKey: key, customerId: key, lines: [{ sku: 'WW-1', quantity: 1 }] });
   return order!.id;
 };
-/** The worker's first pass (at start) has run: the events committed before it have their positions. */
-const started = async (worker: ReturnType<typeof startWebhookDelivery>) => {
-  for (let i = 0; i < 200; i++) {
+/**
+ * Starts a worker and waits for its first pass (a poll, at start) to have run: an event written just before it is
+ * positioned by that pass, which has asked whether an endpoint is enabled first.
+ */
+const started = async (sentinel: string) => {
+  await t.db.query(
+    `INSERT INTO events (id, type, sku, sequence, data) VALUES (new_event_id(), 'stock.changed', $1, 1, '{}')`,
+    [sentinel],
+  );
+  const worker = startWebhookDelivery({ db: t.db, post: postWebhook, settings, onError: () => {} });
+  for (let i = 0; i < 250; i++) {
     const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM events_pending`);
     if (rows[0].n === 0) return worker;
     await sleep(20);
   }
-  throw new Error('the first pass did not sequence the events');
+  await worker.stop();
+  throw new Error('the first pass did not position the events');
 };
 
 describe('webhook delivery worker, after a commit', () => {
   it('sequences at once only while an endpoint is enabled; with none the write waits for the next poll', async () => {
     await t.product('WW-1', 10);
-    const quiet = await started(
-      startWebhookDelivery({ db: t.db, post: postWebhook, settings, onError: (e) => console.error(e) }),
-    );
+    const quiet = await started('WW-SENTINEL-1');
     try {
       const first = await place('ww-1');
       quiet.afterCommit();
@@ -64,7 +71,7 @@ describe('webhook delivery worker, after a commit', () => {
       KEYS.admin,
     );
     expect(r.body.data.createWebhookEndpoint.userErrors).toEqual([]);
-    const busy = await started(startWebhookDelivery({ db: t.db, post: postWebhook, settings, onError: () => {} }));
+    const busy = await started('WW-SENTINEL-2');
     try {
       const second = await place('ww-2');
       busy.afterCommit();
