@@ -12,7 +12,14 @@
 import os from 'node:os';
 import type pg from 'pg';
 import { createProduct, runPlaceOrderLoad } from './http-load.js';
-import { BATCH_CLAIM_SCRIPT, BUCKET_CLAIM_SCRIPT, runPgbench } from './pgbench.js';
+import {
+  BATCH_CLAIM_SCRIPT,
+  BUCKET_CLAIM_SCRIPT,
+  LASTUNIT_BATCH_SCRIPT,
+  reservedUnits,
+  runPgbench,
+  type PgbenchOptions,
+} from './pgbench.js';
 import type { ServerProcess } from './server.js';
 import { round } from '../kit/stats.js';
 import { lastunitFacts, waitForQuiet } from './verify.js';
@@ -216,7 +223,8 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
     return full;
   };
 
-  const pgbench = (sku: string, script: { script?: string; vars?: Record<string, number> }) =>
+  type Script = Pick<PgbenchOptions, 'script' | 'vars' | 'claims'> & { clients?: number };
+  const pgbench = (sku: string, script: Script) =>
     runPgbench({
       url: opts.url,
       pool: opts.pool,
@@ -227,11 +235,7 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
       ...script,
     });
   /** A pgbench row: `script` on a SKU of `buckets` stock rows, its claims counted in the database. */
-  const bareRow = async (
-    label: string,
-    buckets: number,
-    script: { script?: string; vars?: Record<string, number> },
-  ) => {
+  const bareRow = async (label: string, buckets: number, script: Script) => {
     const sku = `PGB-${rows.length}-${opts.runId}`;
     await createProduct(opts.srv, sku, stock);
     if (buckets > 1) await setBuckets(opts.srv, sku, buckets);
@@ -251,7 +255,7 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
     row({
       label,
       buckets,
-      clients: opts.clients,
+      clients: script.clients ?? opts.clients,
       answers: o.claimed + o.refused,
       claims: o.claimed,
       perS: round(o.claimed / o.elapsedS),
@@ -301,6 +305,16 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
   const k = Math.round(rows.find((r) => r.label === 'lastunit hot SKU, 1 row')?.batch?.size ?? 0);
   if (k >= 2)
     await bareRow(`pgbench bare claim, 1 row, ${k} per commit`, 1, { script: BATCH_CLAIM_SCRIPT, vars: { k } });
+  // lastunit's own batch statement at that size, one stream of batches per stock row (a lane each), no HTTP path: what
+  // PostgreSQL does with lastunit's SQL, beside what the server gets out of it above
+  if (k >= 2)
+    for (const n of [1, ...opts.buckets.filter((b) => b > 1)])
+      await bareRow(`pgbench lastunit batches, ${n === 1 ? '1 row' : `${n} buckets`}`, n, {
+        script: LASTUNIT_BATCH_SCRIPT,
+        vars: { k },
+        clients: n,
+        claims: reservedUnits,
+      });
 
   const soldOut = `LUS-${opts.runId}`;
   await createProduct(opts.srv, soldOut, 0);

@@ -20,6 +20,8 @@ export type CapacityInputs = {
   claim: { buckets: number; serverMs: number; postgresMs: number; perCommit: number; walBytes: number }[];
   /** a sold-out answer's CPU ms (server + PostgreSQL) */
   refusalMs: number | null;
+  /** PostgreSQL alone running lastunit's batch statement (pgbench, one stream of batches per stock row): claims/s */
+  sqlOnly: { buckets: number; claimsPerS: number }[];
 };
 
 export type CapacityCell = { cores: number; buckets: number; claimsPerS: number; limit: Limit };
@@ -77,6 +79,9 @@ export function capacityModel(rows: CostRow[], boxCores: number): CapacityModel 
     claim,
     refusalMs:
       soldOut && soldOut.serverCpuMsPerAnswer !== null ? soldOut.serverCpuMsPerAnswer + soldOut.pgCpuMsPerAnswer : null,
+    sqlOnly: rows
+      .filter((r) => r.label.startsWith('pgbench lastunit batches, '))
+      .map((r) => ({ buckets: r.buckets, claimsPerS: r.perS })),
   };
   const costOf = (n: number) => [...claim].reverse().find((c) => c.buckets <= n) ?? claim[0]!;
   const cell = (cores: number, buckets: number, extraMs = 0) => {
@@ -148,6 +153,14 @@ export function formatCapacityModel(m: CapacityModel): string {
       ` (${MODEL_CORES.join(' / ')} cores)`,
     `  one host process serves at most ${num(m.perProcessClaimsPerS)} claims/s (its event loop): above that, WEB_CONCURRENCY processes`,
     `  at 32 cores and 32 buckets: ${wal(32, 32)}`,
+    ...(i.sqlOnly.length
+      ? [
+          `  PostgreSQL alone, lastunit's batch statement without the HTTP path (pgbench, a stream per stock row): ` +
+            i.sqlOnly
+              .map((x) => `${x.buckets === 1 ? '1 row' : `${x.buckets} buckets`} ${num(x.claimsPerS)}/s`)
+              .join(', '),
+        ]
+      : []),
     `  this machine (${m.thisBox.cores} cores, its load generator on them too): ` +
       m.thisBox.rows
         .map(

@@ -38,6 +38,8 @@ export type PgbenchOptions = {
   /** another script than the bare single-row claim (e.g. BUCKET_CLAIM_SCRIPT), and its -D variables beside `sku` */
   script?: string;
   vars?: Record<string, string | number>;
+  /** what counts the script's claims (default: its rows in bench_claims) */
+  claims?: (pool: pg.Pool, sku: string) => Promise<number>;
 };
 
 /**
@@ -62,6 +64,23 @@ export const BATCH_CLAIM_SCRIPT = `WITH c AS (
     RETURNING sku)
   INSERT INTO bench_claims (sku, quantity) SELECT sku, 1 FROM c, generate_series(1, :k);
 `;
+
+/**
+ * lastunit's own coalesced batch, as the server sends it for :k single-unit orders of one SKU (place_orders,
+ * db/functions/025_place-orders.sql), each order with a key and a customer of its own. What PostgreSQL does with
+ * lastunit's SQL when the HTTP path costs nothing: with one client, one lane's batches back to back.
+ */
+export const LASTUNIT_BATCH_SCRIPT = `SELECT place_orders(p_requests => (
+    SELECT jsonb_agg(jsonb_build_object('clientId', 'pgbench', 'customerId', md5(random()::text), 'key', md5(random()::text),
+             'hash', md5(random()::text), 'lines', jsonb_build_array(jsonb_build_object('sku', :sku::text, 'quantity', 1)),
+             'buyer', NULL, 'tokenHash', NULL, 'countedCustomer', NULL))
+      FROM generate_series(1, :k::integer)),
+  p_hold_ttl_seconds => 600, p_retention_hours => 24, p_max_holds => 0);
+`;
+
+/** Units a lastunit SKU holds reserved (its buckets' sums): the claims of LASTUNIT_BATCH_SCRIPT. */
+export const reservedUnits = async (pool: pg.Pool, sku: string) =>
+  (await pool.query('SELECT reserved FROM sku_figures(p_sku => $1)', [sku])).rows[0].reserved as number;
 
 const countClaims = async (pool: pg.Pool, sku: string) =>
   (await pool.query('SELECT count(*)::int AS n FROM bench_claims WHERE sku = $1', [sku])).rows[0].n as number;
@@ -100,7 +119,8 @@ export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
         : ['-T', String(Math.max(1, Math.round(opts.durationS ?? 10)))]),
       opts.url,
     ];
-    const before = await countClaims(opts.pool, opts.sku);
+    const claimsNow = opts.claims ?? countClaims;
+    const before = await claimsNow(opts.pool, opts.sku);
     const o = newOutcome();
     const started = process.hrtime.bigint();
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
@@ -140,7 +160,7 @@ export async function runPgbench(opts: PgbenchOptions): Promise<LoadOutcome> {
     const failed = /number of failed transactions: (\d+)/.exec(output);
     if (failed && Number(failed[1]) > 0)
       for (let i = 0; i < Number(failed[1]); i++) noteError(o, 'pgbench: failed transaction');
-    o.claimed = (await countClaims(opts.pool, opts.sku)) - before;
+    o.claimed = (await claimsNow(opts.pool, opts.sku)) - before;
     o.refused = Math.max(0, transactions - o.claimed);
     o.requests = o.claimed + o.refused + o.errors;
     return o;

@@ -103,6 +103,19 @@ describe('bench (smoke)', () => {
     expect(r.capacity?.cells).toHaveLength(18);
     expect(r.capacity?.thisBox.rows.map((x) => x.buckets)).toEqual([1, 2]);
     expect(run.out).toContain('CAPACITY MODEL (docs/capacity.md), from this run');
+    // PostgreSQL alone running lastunit's batch statement at the batch size the server used, a stream per stock row
+    const k = Math.round(bucketRows.find((b) => b.label === 'lastunit hot SKU, 1 row')!.batch!.size);
+    const sqlOnly = bucketRows.filter((b) => b.label.startsWith('pgbench lastunit batches, '));
+    expect(sqlOnly.map((b) => [b.buckets, b.clients])).toEqual(
+      k >= 2
+        ? [
+            [1, 1],
+            [2, 2],
+          ]
+        : [],
+    );
+    for (const b of sqlOnly) expect(b.claims, b.label).toBeGreaterThan(0);
+    expect(r.capacity?.inputs.sqlOnly.map((x) => x.buckets)).toEqual(k >= 2 ? [1, 2] : []);
     expect(r.byClients.map((c) => c.clients)).toEqual([1, 16]);
     for (const c of r.byClients)
       for (const e of ['lastunit', 'ceiling', 'naive'] as const)

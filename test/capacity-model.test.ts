@@ -40,6 +40,8 @@ const rows: CostRow[] = [
   lastunit(1, 2433, 0.281, 0.332, 5.1),
   lastunit(8, 2097, 0.313, 0.43, 3.5),
   pgbench('pgbench bare claim, 1 row, 5 per commit', 6000),
+  pgbench('pgbench lastunit batches, 1 row', 9000),
+  { ...pgbench('pgbench lastunit batches, 8 buckets', 11000), buckets: 8 },
   { ...lastunit(1, 3326, 0.237, 0.146, 20), label: 'lastunit sold-out answers', claims: 0 },
 ];
 
@@ -61,6 +63,10 @@ describe('capacity model', () => {
     // the sold-out row is no claim row: it gives the refusal's cost only
     expect(model.inputs.claim.map((c) => c.buckets)).toEqual([1, 8]);
     expect(model.inputs.refusalMs).toBeCloseTo(0.383, 9);
+    expect(model.inputs.sqlOnly).toEqual([
+      { buckets: 1, claimsPerS: 9000 },
+      { buckets: 8, claimsPerS: 11000 },
+    ]);
   });
 
   it('is the smaller of the CPU term and the rows term, naming which', () => {
@@ -103,6 +109,8 @@ describe('capacity model', () => {
     expect(text).toMatch(/^ +1 +3,263 CPU +6,120 rows +6,120 rows$/m);
     expect(text).toMatch(/^ +32 +2,692 CPU +10,767 CPU +43,069 CPU$/m);
     expect(text).toContain('1 row model 3,063 CPU, measured 2,433 at 97% busy');
+    expect(text).toContain("PostgreSQL alone, lastunit's batch statement without the HTTP path");
+    expect(text).toContain('1 row 9,000/s, 8 buckets 11,000/s');
     expect(text).toContain('at 32 cores and 32 buckets: 276 MB/s of WAL, 12,305 commits/s');
   });
 
