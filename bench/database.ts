@@ -1,5 +1,5 @@
 // The bench's own database: a fresh one on the server DATABASE_URL points at (dropped at the end), or an embedded
-// PostgreSQL in a temp dir when there is none. Migrated with the project's migrations, plus one bench-only table.
+// PostgreSQL in a temp dir when there is none. Migrated with the project's migrations, plus a bench-only table and function.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -92,6 +92,22 @@ export async function createBenchDatabase(opts: {
       // Where the ceiling and naive baselines put their "reservation" rows: no FKs, one insert per claim.
       await db.query(`CREATE TABLE bench_claims (
         id bigserial PRIMARY KEY, sku text NOT NULL, quantity integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+      // lastunit's batch statement as pgbench sends it (bench/pgbench.ts, LASTUNIT_BATCH_SCRIPT): a batch handed back
+      // (LU003: every bucket that could cover it held, as while the sweeper evens them out) is sent again, where the
+      // server would claim its orders one at a time; pgbench would end the client instead
+      await db.query(`CREATE FUNCTION bench_place_orders(p_requests jsonb) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+          FOR i IN 1..100 LOOP
+            BEGIN
+              PERFORM place_orders(p_requests => p_requests, p_hold_ttl_seconds => 600, p_retention_hours => 24,
+                                   p_max_holds => 0);
+              RETURN;
+            EXCEPTION WHEN SQLSTATE 'LU003' THEN
+              NULL;
+            END;
+          END LOOP;
+          RAISE EXCEPTION 'a batch was handed back 100 times';
+        END $$`);
     } finally {
       await db.end();
     }
@@ -133,7 +149,7 @@ export async function settleDatabase(pool: pg.Pool, maxWaitMs = 30_000): Promise
 
 /**
  * Waits up to `maxWaitMs` for the running server's relay to publish every outbox row the earlier rounds wrote (each
- * sale writes an order-status event), so a later latency round does not first wait for that backlog. Returns what it
+ * batch of sales writes an availability event), so a later latency round does not first wait for that backlog. Returns what it
  * saw, for the log.
  * @example log(await drainOutbox(pool))
  */

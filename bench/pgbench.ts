@@ -67,15 +67,15 @@ export const BATCH_CLAIM_SCRIPT = `WITH c AS (
 
 /**
  * lastunit's own coalesced batch, as the server sends it for :k single-unit orders of one SKU (place_orders,
- * db/functions/025_place-orders.sql), each order with a key and a customer of its own. What PostgreSQL does with
+ * db/functions/025_place-orders.sql, through bench_place_orders: bench/database.ts), each order with a key and a
+ * customer of its own. What PostgreSQL does with
  * lastunit's SQL when the HTTP path costs nothing: with one client, one lane's batches back to back.
  */
-export const LASTUNIT_BATCH_SCRIPT = `SELECT place_orders(p_requests => (
+export const LASTUNIT_BATCH_SCRIPT = `SELECT bench_place_orders(p_requests => (
     SELECT jsonb_agg(jsonb_build_object('clientId', 'pgbench', 'customerId', md5(random()::text), 'key', md5(random()::text),
              'hash', md5(random()::text), 'lines', jsonb_build_array(jsonb_build_object('sku', :sku::text, 'quantity', 1)),
              'buyer', NULL, 'tokenHash', NULL, 'countedCustomer', NULL))
-      FROM generate_series(1, :k::integer)),
-  p_hold_ttl_seconds => 600, p_retention_hours => 24, p_max_holds => 0);
+      FROM generate_series(1, :k::integer)));
 `;
 
 /** Units a lastunit SKU holds reserved (its buckets' sums): the claims of LASTUNIT_BATCH_SCRIPT. */
