@@ -43,6 +43,13 @@ const isOneClaimsFault = (err: unknown) =>
   !(err instanceof UnexpectedRowError);
 
 /**
+ * LU003: a batch of a bucketed SKU found every bucket that could cover a sale held by another transaction, and was
+ * handed back whole rather than wait (db/functions/120_stock-buckets.sql). Such holds are short (another lane's batch,
+ * the sweeper evening the buckets out), so the batch goes once more as it is before its orders go one at a time.
+ */
+const isBucketsHeld = (err: unknown) => (err as { code?: unknown })?.code === 'LU003';
+
+/**
  * A host's claims: `claimOrder(batcher, claim)` sends each one alone or with others of its SKU.
  * @example const batcher = createClaimBatcher({ db, metrics, holdTtlSeconds: 600, retentionHours: 24, maxActiveHolds: 5 }, { batching: true, maxInFlight: 1 })
  */
@@ -51,6 +58,7 @@ export function createClaimBatcher(work: ClaimWork, options: ClaimBatcherOptions
     maxInFlight: options.maxInFlight,
     onBatch: (n) => work.metrics.claimBatchSize.observe(n),
     isolate: isOneClaimsFault,
+    again: isBucketsHeld,
   });
   return { work, batching: options.batching, submit: lanes, laneOf: bucketLanes(work.db, options.lanesPerSku) };
 }
@@ -137,6 +145,8 @@ export function createBatchLanes<Req, Res>(
      * once per request, while the lane is blocked: then every request of the batch fails at once. Default: always.
      */
     isolate?: (err: unknown) => boolean;
+    /** Whether a failed batch is worth sending once more as it is, before isolating (default: never). */
+    again?: (err: unknown) => boolean;
   } = {},
 ) {
   const maxBatch = opts.maxBatch ?? 64;
@@ -167,7 +177,11 @@ export function createBatchLanes<Req, Res>(
     lane.inFlight++;
     try {
       opts.onBatch?.(batch.length);
-      const results = await run(batch.map((b) => b.req));
+      const reqs = batch.map((b) => b.req);
+      const results = await run(reqs).catch((err: unknown) => {
+        if (opts.again?.(err)) return run(reqs);
+        throw err;
+      });
       for (const [i, b] of batch.entries()) b.resolve(results[i]!);
     } catch (err) {
       // One request's fault must not fail its neighbours: repeat each alone, so only the faulty one sees the error.

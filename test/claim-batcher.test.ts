@@ -75,6 +75,24 @@ describe('claim batcher', () => {
     expect(batches).toEqual([[1], [2, 3, 4]]);
   });
 
+  it('sends a batch once more whole when told to (LU003: its buckets were held), before going one by one', async () => {
+    const batches: number[][] = [];
+    let heldFor = 1; // how many more runs of a batch of several find every bucket that could cover it held
+    const run = async (reqs: number[]) => {
+      batches.push(reqs);
+      await new Promise((r) => setTimeout(r, 5));
+      if (reqs.length > 1 && heldFor-- > 0) throw Object.assign(new Error('buckets held'), { code: 'LU003' });
+      return reqs.map((r) => r * 10);
+    };
+    const submit = createBatchLanes(run, { again: (err) => (err as { code?: string }).code === 'LU003' });
+    expect(await Promise.all([1, 2, 3, 4].map((n) => submit('S', `k${n}`, n)))).toEqual([10, 20, 30, 40]);
+    expect(batches).toEqual([[1], [2, 3, 4], [2, 3, 4]]);
+    // once more only: a batch handed back twice goes one by one
+    heldFor = 2;
+    expect(await Promise.all([5, 6, 7].map((n) => submit('T', `k${n}`, n)))).toEqual([50, 60, 70]);
+    expect(batches.slice(3)).toEqual([[5], [6, 7], [6, 7], [6], [7]]);
+  });
+
   it('isolates a fault: the batch is repeated one by one and only the faulty request fails', async () => {
     const { batches, run } = recorder((r) => r === 3);
     const submit = createBatchLanes(run);
