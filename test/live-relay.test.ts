@@ -75,7 +75,7 @@ describe('the outbox relay', () => {
   });
 
   it('NOTIFYs after a write only from a host without a relay of its own (its own LISTEN would only drain again)', async () => {
-    const listener = new pg.Client({ connectionString: t.dbUrl });
+    const listener = new pg.Client({ connectionString: t.dbDirectUrl }); // LISTEN: not through a transaction pooler
     await listener.connect();
     const heard: string[] = [];
     listener.on('notification', (n) => heard.push(n.channel));

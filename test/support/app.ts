@@ -154,7 +154,20 @@ export async function startTestApp(
       userErrors: { code: string }[];
     };
   }
-  return { app, persisted, db: tdb.db, dbUrl: tdb.url, metrics, gql, product, inventory, placeOrder, release };
+  // dbDirectUrl: never through the suite's transaction pooler (a LISTEN, session state)
+  return {
+    app,
+    persisted,
+    db: tdb.db,
+    dbUrl: tdb.url,
+    dbDirectUrl: tdb.directUrl,
+    metrics,
+    gql,
+    product,
+    inventory,
+    placeOrder,
+    release,
+  };
 }
 
 export const CREATE_PRODUCT = `mutation($input: CreateProductInput!) { createProduct(input: $input) { product { sku } userErrors { code field message } } }`;
