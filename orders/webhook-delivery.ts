@@ -29,6 +29,8 @@ export type DeliverySettings = {
 export const MAX_WEBHOOK_BODY_BYTES = 1_048_576;
 /** Deliveries in flight in one worker, over every endpoint. */
 const MAX_IN_FLIGHT = 64;
+/** Events one sequencer step positions; a full step is followed by another at once, so a backlog drains. */
+const SEQUENCE_STEP = 1000;
 
 /** The JSON body of an event's webhook: `{id, type, timestamp, sequence, data}`. */
 export const webhookBody = (
@@ -91,11 +93,11 @@ async function deliverOne(db: Db, post: WebhookPost, s: DeliverySettings, d: Cla
 
 /**
  * Starts the delivery loop: a pass (sequence the committed events, then claim and send due deliveries) every `pollMs`,
- * whenever woken (`wake()`: a redelivery, a delivery that ended), and after a committed write (`afterCommit()`) while
- * some endpoint is enabled. With none enabled, nothing waits for a delivery, so a write's events are sequenced by the
- * next poll (or by a feed read, which sequences first: orders/events.ts) instead of by one more transaction per
- * commit; each poll asks again whether an endpoint is enabled. Returns wake, afterCommit and stop (stop waits for the
- * deliveries in flight).
+ * whenever woken (`wake()`: a redelivery, a delivery that ended), at once again after a pass that found more work than
+ * one step takes, and after a committed write (`afterCommit()`) while some endpoint is enabled. With none enabled,
+ * nothing waits for a delivery, so a write's events are sequenced by the next poll (or by a feed read, which sequences
+ * first: orders/events.ts) instead of by one more transaction per commit; whether one is enabled is asked again once
+ * per `pollMs`. Returns wake, afterCommit and stop (stop waits for the deliveries in flight).
  * @example const worker = startWebhookDelivery({ db, post: postWebhook, settings, onError }); onCommit = () => worker.afterCommit()
  */
 export function startWebhookDelivery(deps: {
@@ -110,12 +112,16 @@ export function startWebhookDelivery(deps: {
   let running = false;
   let again = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // whether a write's events may have a delivery waiting (asked on every poll; true until the first one says)
+  // whether a write's events may have a delivery waiting: true until asked, then asked at most once per pollMs
   let endpointsEnabled = true;
+  let askedAt = Number.NEGATIVE_INFINITY;
 
-  const pass = async (polled: boolean) => {
-    if (polled) endpointsEnabled = await anyEnabledEndpoint(db);
-    await sequenceEvents(db);
+  const pass = async () => {
+    if (performance.now() - askedAt >= settings.pollMs) {
+      endpointsEnabled = await anyEnabledEndpoint(db);
+      askedAt = performance.now();
+    }
+    if ((await sequenceEvents(db, SEQUENCE_STEP)) === SEQUENCE_STEP) again = true;
     const free = MAX_IN_FLIGHT - inFlight.size;
     if (free <= 0) return;
     const claimed = await claimDeliveries(db, {
@@ -134,7 +140,7 @@ export function startWebhookDelivery(deps: {
     }
     if (claimed.length === free) again = true;
   };
-  const run = (polled: boolean) => {
+  const wake = () => {
     if (stopped) return;
     if (running) {
       again = true;
@@ -143,18 +149,16 @@ export function startWebhookDelivery(deps: {
     clearTimeout(timer);
     running = true;
     again = false;
-    pass(polled)
+    pass()
       .catch(deps.onError)
       .finally(() => {
         running = false;
         if (stopped) return;
         if (again) setImmediate(wake);
-        else timer = setTimeout(poll, settings.pollMs);
+        else timer = setTimeout(wake, settings.pollMs);
       });
   };
-  const wake = () => run(false);
-  const poll = () => run(true);
-  timer = setTimeout(poll, 0);
+  timer = setTimeout(wake, 0);
   return {
     wake,
     /** after a committed write: a pass now when an endpoint may be waiting for its events, else the next poll's */

@@ -88,4 +88,21 @@ describe('webhook delivery worker, after a commit', () => {
       await busy.stop();
     }
   });
+
+  it('drains a backlog larger than one sequencer step at once, not one step per poll', async () => {
+    // 2,500 committed events waiting for a position, and a poll that never comes within the test
+    await t.db.query(
+      `INSERT INTO events (id, type, sku, sequence, data)
+       SELECT new_event_id(), 'stock.changed', 'WW-BACKLOG-' || g, 1, '{}' FROM generate_series(1, 2500) g`,
+    );
+    const worker = startWebhookDelivery({ db: t.db, post: postWebhook, settings, onError: () => {} });
+    try {
+      const deadline = Date.now() + 10_000;
+      const pending = async () => (await t.db.query(`SELECT count(*)::int AS n FROM events_pending`)).rows[0].n;
+      while ((await pending()) > 0 && Date.now() < deadline) await sleep(20);
+      expect(await pending()).toBe(0);
+    } finally {
+      await worker.stop();
+    }
+  });
 });
