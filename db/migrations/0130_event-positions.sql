@@ -5,6 +5,11 @@
 -- sequencer moves it into event_positions; the event row is written once and never again. No foreign keys: the two
 -- functions that write these tables keep them in step with `events` (sequence_events moves a pending event's row,
 -- prune_events deletes an event's position with it), and a key would cost a check per row on the way.
+-- No event is written or positioned while this runs (hosts of before it keep writing events and sequencing them until
+-- it commits): what the moves below read stays what is there. Their feed reads fail from the commit until they are
+-- replaced, since they read events.position.
+LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE event_positions (
   position      bigint PRIMARY KEY,
   n             bigint NOT NULL UNIQUE,  -- the event's (events.n)
