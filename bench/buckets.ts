@@ -23,6 +23,7 @@ import {
 import type { ServerProcess } from './server.js';
 import { round } from '../kit/stats.js';
 import { lastunitFacts, waitForQuiet } from './verify.js';
+import { drainEvents, drainOutbox } from './database.js';
 import { batchesBetween, boxCpuMs, busyShare, claimBatches, cpuMsOf } from './proc.js';
 
 export type CostRow = {
@@ -316,6 +317,8 @@ export async function runBucketRows(opts: BucketBenchOptions): Promise<CostRow[]
         claims: reservedUnits,
       });
 
+  // the rounds above leave events to position and outbox rows to publish: not on the next row's bill
+  opts.log(`bench:   ${await drainEvents(opts.pool)}; ${await drainOutbox(opts.pool)}`);
   const soldOut = `LUS-${opts.runId}`;
   await createProduct(opts.srv, soldOut, 0);
   await lastunitRow('lastunit sold-out answers', 1, soldOut, 'lus', false);

@@ -41,7 +41,10 @@ export type CapacityModel = {
   cells: CapacityCell[];
   /** per host, every SKU together: claims/s and sold-out answers/s the cores pay for */
   perHost: { cores: number; claimsPerS: number; refusalsPerS: number | null }[];
-  /** one host process's event loop: claims/s it can serve (WEB_CONCURRENCY processes beyond it) */
+  /**
+   * claims/s one host process serves on one core's worth of its CPU (1000 / server ms per claim): its JavaScript runs
+   * on one core, so a box that should sell more runs more processes (WEB_CONCURRENCY)
+   */
   perProcessClaimsPerS: number;
   thisBox: { cores: number; rows: BoxCheck[] };
 };
@@ -127,11 +130,14 @@ export function formatCapacityModel(m: CapacityModel): string {
     const c = m.cells.find((x) => x.cores === cores && x.buckets === buckets)!;
     return `${num(c.claimsPerS)} ${c.limit}`.padStart(14);
   };
+  // the WAL column is the whole server's (an upper bound: other databases, checkpoints): the lowest row is the closest
+  const walBytes = Math.min(...i.claim.map((c) => c.walBytes));
   const wal = (cores: number, buckets: number) => {
     const c = m.cells.find((x) => x.cores === cores && x.buckets === buckets)!;
     const cost = [...i.claim].reverse().find((x) => x.buckets <= buckets) ?? i.claim[0]!;
-    return `${num((c.claimsPerS * cost.walBytes) / 1e6)} MB/s of WAL, ${num(c.claimsPerS / cost.perCommit)} commits/s`;
+    return `up to ${num((c.claimsPerS * walBytes) / 1e6)} MB/s of WAL (${num(walBytes)} B per claim, this run's lowest), ${num(c.claimsPerS / cost.perCommit)} commits/s`;
   };
+
   return [
     'CAPACITY MODEL (docs/capacity.md), from this run: claims/s for one hot SKU, server and PostgreSQL on the cores, the load elsewhere',
     `  = min(cores x 1000 / CPU ms per claim, buckets x ${num(i.rowCommitsPerS)} commits/s per row x claims per commit)`,
@@ -151,7 +157,7 @@ export function formatCapacityModel(m: CapacityModel): string {
         ? `, sold-out answers/s ${m.perHost.map((h) => num(h.refusalsPerS!)).join(' / ')}`
         : '') +
       ` (${MODEL_CORES.join(' / ')} cores)`,
-    `  one host process serves at most ${num(m.perProcessClaimsPerS)} claims/s (its event loop): above that, WEB_CONCURRENCY processes`,
+    `  one host process: about ${num(m.perProcessClaimsPerS)} claims/s on one core of CPU (its JavaScript runs on one): above that, WEB_CONCURRENCY processes`,
     `  at 32 cores and 32 buckets: ${wal(32, 32)}`,
     ...(i.sqlOnly.length
       ? [

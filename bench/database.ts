@@ -160,3 +160,16 @@ export async function drainOutbox(pool: pg.Pool, maxWaitMs = 60_000): Promise<st
   const n = await waitForZero(left, t0, maxWaitMs);
   return `outbox: ${n.first} unpublished rows at first, ${n.last} after ${Date.now() - t0} ms`;
 }
+
+/**
+ * Waits up to `maxWaitMs` for the running server's delivery worker to give every event the earlier rounds wrote its
+ * feed position (pgbench's rounds of lastunit's batches write events faster than one host positions them), so the next
+ * round's costs are its own. Returns what it saw, for the log.
+ * @example log(await drainEvents(pool))
+ */
+export async function drainEvents(pool: pg.Pool, maxWaitMs = 60_000): Promise<string> {
+  const t0 = Date.now();
+  const left = async () => Number((await pool.query(`SELECT count(*)::int AS n FROM events_pending`)).rows[0].n);
+  const n = await waitForZero(left, t0, maxWaitMs);
+  return `events: ${n.first} without a feed position at first, ${n.last} after ${Date.now() - t0} ms`;
+}

@@ -38,26 +38,30 @@ export async function boxCpuMs(): Promise<{ busy: number; total: number }> {
 export const busyShare = (a: { busy: number; total: number }, b: { busy: number; total: number }) =>
   b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : null;
 
-/** The server's claim batches so far (lastunit_claim_batch_size and lastunit_claim_transaction_seconds of /metrics). */
-export async function claimBatches(metricsUrl: string): Promise<{ count: number; orders: number; seconds: number }> {
+type Batches = { count: number; orders: number; transactions: number; seconds: number };
+
+/**
+ * The server's claim batches so far (/metrics): batches and the orders in them (lastunit_claim_batch_size), and the
+ * claim transactions and their time (lastunit_claim_transaction_seconds: one per batch, more when a batch is sent
+ * again or its orders one at a time).
+ */
+export async function claimBatches(metricsUrl: string): Promise<Batches> {
   const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) })).text();
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
   return {
     count: value('lastunit_claim_batch_size_count'),
     orders: value('lastunit_claim_batch_size_sum'),
+    transactions: value('lastunit_claim_transaction_seconds_count'),
     seconds: value('lastunit_claim_transaction_seconds_sum'),
   };
 }
 
-/** Mean claims per batch and mean ms per batch transaction between two `claimBatches` readings; null if none ran. */
-export function batchesBetween(
-  a: { count: number; orders: number; seconds: number },
-  b: { count: number; orders: number; seconds: number },
-): { size: number; ms: number } | null {
+/** Mean claims per batch and mean ms per claim transaction between two `claimBatches` readings; null if none ran. */
+export function batchesBetween(a: Batches, b: Batches): { size: number; ms: number } | null {
   const n = b.count - a.count;
   if (n <= 0) return null;
   return {
     size: Number(((b.orders - a.orders) / n).toFixed(2)),
-    ms: Number((((b.seconds - a.seconds) * 1000) / n).toFixed(2)),
+    ms: Number((((b.seconds - a.seconds) * 1000) / Math.max(1, b.transactions - a.transactions)).toFixed(2)),
   };
 }
