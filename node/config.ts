@@ -102,16 +102,28 @@ export function loadConfig(env: Record<string, string | undefined>, needs?: Entr
 }
 export type Config = ReturnType<typeof loadConfig>;
 
-/** Whether PostgreSQL runs on this machine: the embedded one (no URL), or a URL naming a loopback host or a socket. */
+/**
+ * Whether PostgreSQL runs on this machine: the embedded one (no URL), or a URL whose host (or its `?host=`, which
+ * libpq and pg take over the URL's) is a loopback address or a socket folder. A pooler or proxy on this machine in
+ * front of a remote database counts as here too: CLAIM_LANES_PER_SKU then says how many.
+ */
 export function databaseOnThisMachine(url: string | undefined): boolean {
   if (!url) return true;
   let host: string;
   try {
-    host = decodeURIComponent(new URL(url).hostname);
+    const u = new URL(url);
+    host = u.searchParams.getAll('host').at(-1) ?? decodeURIComponent(u.hostname);
   } catch {
     return false;
   }
-  return host === '' || host.startsWith('/') || host === 'localhost' || host === '[::1]' || /^127\./.test(host);
+  return (
+    host === '' ||
+    host.startsWith('/') ||
+    host === 'localhost' ||
+    host === '[::1]' ||
+    host === '::1' ||
+    /^127\./.test(host)
+  );
 }
 
 /**

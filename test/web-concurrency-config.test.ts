@@ -62,6 +62,8 @@ describe('CLAIM_LANES_PER_SKU', () => {
       { DATABASE_URL: 'postgresql:///x?host=/var/run/postgresql' },
     ])
       expect(loadConfig(env).orders.claimLanesPerSku, JSON.stringify(env)).toBe(Math.max(1, Math.floor(cores / 2)));
+    // the host a ?host= names is the one pg connects to
+    expect(loadConfig({ DATABASE_URL: 'postgresql:///x?host=db.example' }).orders.claimLanesPerSku).toBe(cores);
     expect(loadConfig({ CLAIM_LANES_PER_SKU: '6' }).orders.claimLanesPerSku).toBe(6);
     expect(refusal({ CLAIM_LANES_PER_SKU: '0' })).toMatch(/CLAIM_LANES_PER_SKU.*must be an integer >= 1/);
   });
