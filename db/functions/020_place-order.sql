@@ -138,9 +138,10 @@ END
 $$;
 
 -- The order RESERVED before its claim (the claim as late as it can be): its lines and its holds HELD until p_expires.
--- No order-status event (I9 asks one of every change others must hear about): the order's id is first known from
--- this call's answer, so no orderStatusChanged subscriber can be waiting for its first status; its next change is
--- relayed. Its event-log entry (100_event-log.sql) is written at commit as for every order.
+-- No order-status event (I9 asks one of every change others must hear about): the order's id is new, first handed out
+-- by its caller's answer (placeOrder's, or a waitlist entry's event), so no orderStatusChanged subscriber can be waiting
+-- for its first status; its next change is relayed. Its event-log entry (100_event-log.sql) is written at commit as for
+-- every order.
 DROP FUNCTION IF EXISTS write_held_order(uuid, text, text, bigint, text, jsonb, text, text, timestamptz, text);
 CREATE OR REPLACE FUNCTION write_held_order(
   p_order_id uuid, p_client_id text, p_customer_id text, p_total bigint, p_currency text, p_lines jsonb,
