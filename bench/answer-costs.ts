@@ -8,25 +8,12 @@
 // /metrics). docs/capacity.md reads these to say what holds the sold-out answers to their ratio. 127.0.0.1 only;
 // bounded. Env: DATABASE_URL (the bench database is created there, else an embedded PostgreSQL), COSTS_SERVER_ENV
 // ("NAME=value ..." for the server).
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { createBenchDatabase } from './database.js';
 import { createProduct, runPlaceOrderLoad, runTrivialLoad } from './http-load.js';
 import { envList, startServer } from './server.js';
-import { batchesBetween, claimBatches, cpuMsOf } from './proc.js';
-
-/** Every PostgreSQL process's CPU, ms; the postmaster's with its ended children (backends that came and went). */
-async function postgresCpuMs(): Promise<number> {
-  let total = 0;
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
-    if (!comm.startsWith('postgres')) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    total += await cpuMsOf(pid, cmdline.includes('-D')); // the postmaster is the one started with -D
-  }
-  return total;
-}
+import { batchesBetween, claimBatches, cpuMsOf, postgresCpuMs } from './proc.js';
 
 async function involuntarySwitches(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');

@@ -1,6 +1,6 @@
 // What the benchmarks read of this machine and of the server while a round runs: a process's CPU and the whole box's
 // (Linux /proc, counted in USER_HZ ticks of 10 ms), and the server's claim batches from its /metrics.
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 
 const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU in 1/100 s on Linux
 
@@ -18,6 +18,21 @@ export async function cpuMsOf(pid: number | string, children = false): Promise<n
   } catch {
     return 0;
   }
+}
+
+/**
+ * Every PostgreSQL process's CPU on this machine, ms; the postmaster's with its ended children (backends that came and
+ * went). Other databases' and other sessions' work counts too: an upper bound.
+ */
+export async function postgresCpuMs(): Promise<number> {
+  let total = 0;
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    if (!(await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).startsWith('postgres')) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    total += await cpuMsOf(pid, cmdline.includes('-D')); // the postmaster is the one started with -D
+  }
+  return total;
 }
 
 /** The whole machine's CPU so far (every core, from /proc/stat), ms: busy and in all; zeros where there is no /proc. */
